@@ -1,0 +1,32 @@
+"""Nimbus: a chat whose assistant remembers, and which shows exactly what it remembers."""
+import os
+
+from dotenv import load_dotenv
+from flask import Flask
+
+from . import config as settings
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    """Build the app: configuration, database, extensions, blueprints, commands."""
+    app = Flask(__name__, instance_relative_config=True,
+                template_folder="../templates", static_folder="../static")
+    os.makedirs(app.instance_path, exist_ok=True)
+
+    app.config.from_mapping(settings.DEFAULTS)
+    app.config.from_pyfile("config.py", silent=True)
+    if test_config is None:
+        load_dotenv(os.path.join(os.getcwd(), ".env"))
+        app.config.update(settings.from_environment(settings.DEFAULTS))
+    else:
+        app.config.update(test_config)
+    app.config["SQLALCHEMY_DATABASE_URI"] = settings.database_uri(app)
+
+    from .database import init_app as init_database
+    init_database(app)
+
+    from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
+
+    from . import cli
+    cli.init_app(app)
+    return app

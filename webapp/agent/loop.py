@@ -1,0 +1,130 @@
+"""The agent loop: model → tools → results → … until an answer, yielding events as it goes.
+
+Modelled on the seed's runAgent(): a step limit, a guard against repeating the exact same call,
+a polite fallback answer on provider errors, and the turn saved whatever the outcome, including
+when the consumer stops iterating early.
+"""
+import json
+import time
+from dataclasses import dataclass, field
+
+from flask import current_app
+
+from ..llm.base import ProviderError
+from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
+from ..llm.tokens import calibrated_ratio, estimate_messages
+from ..memory.context import assemble
+from ..storage import finish_turn
+from .tools import ToolContext, run_tool, tools_for
+
+FALLBACK_ERROR = "Sorry, I'm having trouble right now. Please try again in a moment."
+FALLBACK_EMPTY = "Sorry, I couldn't come up with an answer. Could you rephrase?"
+FALLBACK_STEPS = ("Sorry, this is taking more steps than I expected. "
+                  "Please contact our support team and they'll sort it out.")
+FALLBACK_INTERRUPTED = "(This answer was interrupted before it finished.)"
+REPEATED_CALL = "You already made this exact call. Use the earlier result."
+
+
+@dataclass
+class AgentEvent:
+    kind: str  # memory, token, tool_call, tool_result, answer, error
+    step: int
+    data: dict = field(default_factory=dict)
+    line: str = ""  # the trace line, as the CLI prints it
+
+
+def short_json(value, limit=160) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def run_turn(turn, provider, config=None):
+    """Answer a pending turn, yielding AgentEvents; the turn is saved in every case."""
+    config = config or current_app.config
+    conversation = turn.conversation
+    plan = assemble(conversation, config, before_seq=turn.seq)
+    tools = tools_for(config)
+    specs = [t.spec() for t in tools]
+    context = ToolContext(conversation.tenant, conversation.user, conversation, turn.seq, config)
+    messages, trace, usage = list(turn.messages), [], {}
+    outcome, answer, streamed = None, None, []
+    question_tokens = estimate_messages(messages)
+    context_tokens = plan.total_tokens + question_tokens
+    history = plan.section("history")
+
+    def event(kind, step, data, line=""):
+        trace.append({"kind": kind, "step": step, "line": line,
+                      **{k: v for k, v in data.items() if k != "text"}})
+        return AgentEvent(kind, step, data, line)
+
+    try:
+        yield event("memory", 0, {"messages": len(history.messages), "tokens": history.tokens,
+                                  "context_tokens": context_tokens},
+                    f"memory: {len(history.messages)} earlier messages loaded "
+                    f"({history.tokens} tokens)")
+        calls_seen: dict[str, int] = {}
+        for step in range(1, config["NIMBUS_MAX_STEPS"] + 1):
+            started, reply, streamed = time.monotonic(), None, []
+            try:
+                for chunk in provider.stream(plan.messages + messages, specs):
+                    if isinstance(chunk, str):
+                        streamed.append(chunk)
+                        yield AgentEvent("token", step, {"text": chunk})
+                    else:
+                        reply = chunk
+                if reply is None:
+                    raise ProviderError("the provider ended without a reply")
+            except ProviderError as error:
+                ms = round((time.monotonic() - started) * 1000)
+                yield event("error", step, {"error": str(error), "ms": ms}, f"API error: {error}")
+                outcome, answer = "api_error", FALLBACK_ERROR
+                break
+            ms = round((time.monotonic() - started) * 1000)
+            for key, value in (reply.usage or {}).items():
+                usage[key] = usage.get(key, 0) + (value or 0)
+            if step == 1 and reply.usage:
+                conversation.token_ratio = calibrated_ratio(
+                    conversation.token_ratio, reply.usage.get("prompt_tokens"),
+                    estimate_messages(plan.messages + messages))
+            if not reply.tool_calls:
+                if reply.text.strip():
+                    messages.append(reply.as_message())
+                    outcome, answer = "answered", reply.text
+                    yield event("answer", step, {"text": answer, "ms": ms},
+                                f"model answered ({ms} ms)")
+                else:
+                    outcome, answer = "answered", FALLBACK_EMPTY
+                break
+            messages.append(reply.as_message())
+            for call in reply.tool_calls:
+                yield event("tool_call", step, {"tool": call.name, "arguments": call.arguments,
+                                                "ms": ms},
+                            f"model → {call.name}({short_json(call.arguments)}) ({ms} ms)")
+                key = call.name + json.dumps(call.arguments, sort_keys=True)
+                calls_seen[key] = calls_seen.get(key, 0) + 1
+                tool_started = time.monotonic()
+                if calls_seen[key] > config["NIMBUS_MAX_REPEAT_CALLS"]:
+                    result = {"error": REPEATED_CALL}
+                else:
+                    result = run_tool(call.name, context, call.arguments)
+                tool_ms = round((time.monotonic() - tool_started) * 1000)
+                messages.append(tool_message(call.id, call.name, result))
+                yield event("tool_result", step, {"tool": call.name, "result": result,
+                                                  "ms": tool_ms},
+                            f"tool  ← {short_json(result)} ({tool_ms} ms)")
+        else:
+            outcome, answer = "step_limit", FALLBACK_STEPS
+            yield event("error", config["NIMBUS_MAX_STEPS"], {"error": "step limit"},
+                        f"stopped: reached the step limit ({config['NIMBUS_MAX_STEPS']})")
+        if outcome != "answered" or answer in (FALLBACK_EMPTY,):
+            messages.append(assistant_message(answer))
+            yield AgentEvent("answer", 0, {"text": answer, "fallback": True})
+    finally:
+        if outcome is None:  # the consumer stopped early, or something broke mid-turn
+            outcome = "interrupted"
+            messages = close_open_tool_calls(messages, "interrupted before the tool ran")
+            partial = "".join(streamed).strip()
+            messages.append(assistant_message(
+                f"{partial} …" if partial else FALLBACK_INTERRUPTED))
+        resend_tokens = context_tokens - history.tokens + conversation.history_tokens
+        finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens)

@@ -1,0 +1,61 @@
+"""A registry of tools the model may call: plain functions with a JSON-schema description."""
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+REGISTRY: dict[str, "Tool"] = {}
+
+
+@dataclass
+class ToolContext:
+    """Who is asking: tools read and write only this tenant's and this customer's data."""
+    tenant: Any
+    user: Any
+    conversation: Any
+    turn_seq: int
+    config: dict = field(default_factory=dict)
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    parameters: dict
+    run: Callable[[ToolContext, dict], dict]
+    enabled: Callable[[dict], bool] = lambda config: True
+
+    def spec(self) -> dict:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def tool(name: str, description: str, properties: dict, required=(), enabled=None):
+    """Register a function as a tool the model can call."""
+    def register(func):
+        schema = {"type": "object", "properties": properties, "required": list(required)}
+        REGISTRY[name] = Tool(name, description, schema, func,
+                              enabled or (lambda config: True))
+        return func
+    return register
+
+
+def tools_for(config) -> list[Tool]:
+    return [t for t in REGISTRY.values() if t.enabled(config)]
+
+
+def run_tool(name: str, context: ToolContext, arguments: dict) -> dict:
+    """Run one call; an unknown tool or bad arguments become an error the model can read."""
+    tool_ = REGISTRY.get(name)
+    if tool_ is None or not tool_.enabled(context.config):
+        return {"error": f"Unknown tool: {name}"}
+    if "_invalid_json" in arguments:
+        return {"error": "The arguments were not valid JSON."}
+    missing = [k for k in tool_.parameters["required"] if k not in arguments]
+    if missing:
+        return {"error": f"Missing argument(s): {', '.join(missing)}"}
+    try:
+        return tool_.run(context, arguments)
+    except (TypeError, ValueError) as error:
+        return {"error": f"Invalid arguments: {error}"}
+    except Exception:  # a broken tool must not break the turn; the model is told, the log has why
+        logging.getLogger(__name__).exception("tool %s failed", name)
+        return {"error": f"The {name} tool failed. Apologise and offer a support ticket."}

@@ -1,0 +1,216 @@
+"""The `flask --app webapp …` commands: set up, chat, inspect, export and import, purge."""
+import json
+
+import click
+from flask import current_app
+
+from .extensions import db
+
+
+def init_app(app) -> None:
+    for command in (init_db, chat, ask, show, purge, export, import_):
+        app.cli.add_command(command)
+
+
+user_option = click.option("--user", "email", default=None, metavar="EMAIL",
+                           help="Act as this user (default: the demo customer).")
+
+
+def resolve_user(email: str | None):
+    from .accounts import find_user
+    email = email or current_app.config["NIMBUS_DEMO_USER"]
+    user = find_user(email)
+    if user is None:
+        raise click.ClickException(
+            f"no user {email}: run `flask --app webapp init-db --demo` first, or pass --user")
+    return user
+
+
+def owned(conversation_id: str, user):
+    from .storage import get_owned_conversation
+    conversation = get_owned_conversation(conversation_id, user)
+    if conversation is None:
+        raise click.ClickException(f"no conversation {conversation_id} for {user.email}")
+    return conversation
+
+
+def message_lines(messages: list[dict]) -> list[str]:
+    """One line per message, as the seed's show-conversation prints them."""
+    lines = []
+    for m in messages:
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            calls = ", ".join(f"{c['name']}({json.dumps(c['arguments'], ensure_ascii=False)})"
+                              for c in m["tool_calls"])
+            lines.append(f"assistant: (requested tools) {calls}")
+            if (m.get("content") or "").strip():
+                lines.append(f"assistant: {m['content']}")
+        elif m["role"] == "tool":
+            lines.append(f"tool:      {m.get('name', '?')} → {m['content']}")
+        else:
+            lines.append(f"{m['role'] + ':':<10} {m.get('content') or ''}")
+    return lines
+
+
+@click.command("init-db")
+@click.option("--demo", is_flag=True, help="Also create the demo shop, customers, orders and help articles.")
+def init_db(demo):
+    """Create the database tables (safe to run again); --demo adds the demo shop."""
+    from .accounts import seed_demo
+    from .database import create_schema
+    create_schema()
+    click.echo(f"Database ready: {db.engine.url.render_as_string(hide_password=True)}")
+    if demo:
+        tenant = seed_demo(current_app.config["NIMBUS_DEMO_TENANT"])
+        click.echo(f"Demo shop '{tenant.name}' ready; demo customer "
+                   f"{current_app.config['NIMBUS_DEMO_USER']} (orders #1041-#1045).")
+
+
+def answer(conversation, question: str, echo_trace: bool) -> str:
+    """Run one turn through the agent under the conversation's lock; return the answer."""
+    from .agent.loop import run_turn
+    from .llm import get_provider
+    from .locks import conversation_lock
+    from .storage import start_turn
+    text = ""
+    with conversation_lock(conversation.id):
+        turn = start_turn(conversation, question)
+        for event in run_turn(turn, get_provider(current_app.config)):
+            if event.line and echo_trace:
+                click.echo(f"  [step {event.step}] {event.line}", err=echo_trace == "stderr")
+            if event.kind == "answer":
+                text = event.data["text"]
+    return text
+
+
+def check_question(question: str) -> str:
+    question = question.strip()
+    limit = current_app.config["NIMBUS_MAX_MESSAGE_CHARS"]
+    if not question:
+        raise click.ClickException("the question is empty")
+    if len(question) > limit:
+        raise click.ClickException(f"the question is {len(question):,} characters; the limit is {limit:,}")
+    return question
+
+
+@click.command()
+@click.option("--resume", "resume_id", default=None, metavar="ID", help="Continue a conversation.")
+@user_option
+def chat(resume_id, email):
+    """Chat with Nimbus in the terminal; type `exit` to quit."""
+    from .storage import create_conversation
+    user = resolve_user(email)
+    if resume_id:
+        conversation = owned(resume_id, user)
+        click.echo(f"Resuming conversation {conversation.id}")
+    else:
+        conversation = create_conversation(user)
+        click.echo(f"New conversation {conversation.id}")
+    click.echo('Ask Nimbus anything (type "exit" to quit).\n')
+    while True:
+        line = click.prompt("You", default="", show_default=False, prompt_suffix=": ")
+        if line.strip().lower() in ("exit", "quit"):
+            break
+        if not line.strip():
+            continue
+        try:
+            reply = answer(conversation, check_question(line), echo_trace=True)
+        except click.ClickException as error:
+            click.echo(f"  {error.message}")
+            continue
+        click.echo(f"\nNimbus: {reply}\n")
+    click.echo(f"Bye! Resume later with: flask --app webapp chat --resume {conversation.id}")
+
+
+@click.command()
+@click.argument("question")
+@click.option("--conversation", "conversation_id", default=None, metavar="ID",
+              help="Continue this conversation (default: start a new one).")
+@click.option("--trace", is_flag=True, help="Print the agent's trace lines to stderr.")
+@user_option
+def ask(question, conversation_id, trace, email):
+    """Ask one question; prints the answer, then `conversation: ID`."""
+    from .storage import create_conversation
+    user = resolve_user(email)
+    question = check_question(question)
+    conversation = owned(conversation_id, user) if conversation_id else create_conversation(user)
+    click.echo(answer(conversation, question, echo_trace="stderr" if trace else False))
+    click.echo(f"conversation: {conversation.id}")
+
+
+@click.command()
+@click.argument("conversation_id")
+@click.option("--context", "as_context", is_flag=True,
+              help="Print exactly what the model will receive with the next question.")
+@click.option("--strategy", default=None, help="Preview another context strategy (changes nothing).")
+@click.option("--budget", type=int, default=None, help="Preview another history budget in tokens.")
+@user_option
+def show(conversation_id, as_context, strategy, budget, email):
+    """Print a stored conversation, or with --context what the next request will send."""
+    from .memory.context import Policy, assemble
+    conversation = owned(conversation_id, resolve_user(email))
+    if not as_context:
+        click.echo(f"Conversation {conversation.id}: {conversation.title} "
+                   f"({conversation.turn_count} turns)\n")
+        for turn in conversation.turns:
+            click.echo(f"--- turn {turn.seq + 1} ({turn.outcome})")
+            click.echo("\n".join(message_lines(turn.messages)))
+        return
+    try:
+        policy = Policy.for_conversation(conversation, current_app.config,
+                                         strategy=strategy, budget=budget)
+        plan = assemble(conversation, current_app.config, policy)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    sizes = ", ".join(f"{s.name} {s.tokens}" for s in plan.sections)
+    click.echo(f"Context sent with the next question ({plan.total_tokens} tokens: {sizes}; "
+               f"strategy {policy.strategy}, history budget {policy.budget}):")
+    click.echo("\n".join(message_lines(plan.messages)))
+
+
+def parse_days(value: str) -> int:
+    text = value.strip().lower().removesuffix("d")
+    if not text.isdigit():
+        raise click.BadParameter(f"{value!r}: give a number of days, like 30 or 30d")
+    return int(text)
+
+
+@click.command()
+@click.option("--older-than", "older_than", required=True, metavar="DAYS",
+              help="Age in days since the last message, e.g. 30 or 30d.")
+def purge(older_than):
+    """Delete conversations older than N days, with everything stored for them."""
+    from .storage import purge_older_than
+    click.echo(f"Deleted {purge_older_than(parse_days(older_than))} conversation(s).")
+
+
+@click.command()
+@click.argument("conversation_id")
+@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json")
+@user_option
+def export(conversation_id, fmt, email):
+    """Write a conversation to stdout as JSON (re-importable) or Markdown (for people)."""
+    from .transfer import export_conversation, export_markdown
+    conversation = owned(conversation_id, resolve_user(email))
+    if fmt == "markdown":
+        click.echo(export_markdown(conversation))
+    else:
+        click.echo(json.dumps(export_conversation(conversation), indent=2, ensure_ascii=False))
+
+
+@click.command("import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@user_option
+def import_(file, email):
+    """Import a conversation from a JSON export (or a list of {role, content}); - reads stdin."""
+    from .transfer import InvalidImport, import_conversation
+    user = resolve_user(email)
+    try:
+        data = json.load(file)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise click.ClickException(f"not valid JSON: {error}") from None
+    try:
+        conversation = import_conversation(data, user)
+    except InvalidImport as error:
+        db.session.rollback()
+        raise click.ClickException(f"refused, nothing imported: {error}") from None
+    click.echo(f"Imported {conversation.turn_count} turn(s) as conversation: {conversation.id}")

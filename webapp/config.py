@@ -1,0 +1,57 @@
+"""Configuration: defaults here, then instance/config.py, then the environment (and .env)."""
+import os
+
+# Every key the app reads, with its default. Environment variables of the same name override.
+DEFAULTS = {
+    "SECRET_KEY": "dev-only-change-me",
+    "DATABASE_URL": None,  # None: SQLite file in the instance folder
+    "OPENAI_API_KEY": None,
+    "OPENAI_BASE_URL": None,
+    "NIMBUS_MODEL": "gpt-4o-mini",
+    "NIMBUS_PROVIDER_TIMEOUT": 60.0,  # seconds before a provider call counts as down
+    "NIMBUS_HISTORY_BUDGET": 3000,  # tokens of history sent per request
+    "NIMBUS_RECENT_TURNS": 2,  # newest turns sent in full, with tool calls and results
+    "NIMBUS_MAX_STEPS": 6,  # agent loop: model calls per turn
+    "NIMBUS_MAX_REPEAT_CALLS": 1,  # agent loop: identical tool calls allowed per turn
+    "NIMBUS_MAX_MESSAGE_CHARS": 8000,
+    "NIMBUS_DEMO_TENANT": "demo",
+    "NIMBUS_DEMO_USER": "alex@example.com",
+    "NIMBUS_LOCK_TIMEOUT": 120.0,  # seconds a conversation lock may be held before it is stale
+    "REDIS_URL": None,
+}
+
+INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
+            "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS"}
+FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT"}
+BOOL_KEYS: set[str] = set()
+
+
+def coerce(key, value):
+    """Turn an environment string into the type the default has."""
+    if value is None or not isinstance(value, str):
+        return value
+    if key in INT_KEYS:
+        return int(value)
+    if key in FLOAT_KEYS:
+        return float(value)
+    if key in BOOL_KEYS:
+        return value.strip().lower() in {"1", "true", "yes", "on"}
+    return value or None
+
+
+def from_environment(keys):
+    """Read the known keys from os.environ (after .env was loaded), coerced."""
+    return {k: coerce(k, os.environ[k]) for k in keys if k in os.environ}
+
+
+def database_uri(app):
+    """DATABASE_URL wins; otherwise a SQLite file in the instance folder."""
+    url = app.config.get("DATABASE_URL")
+    if url:
+        # Heroku-style URLs name the driver "postgres"; SQLAlchemy wants psycopg 3 explicitly.
+        if url.startswith("postgres://"):
+            url = "postgresql://" + url[len("postgres://"):]
+        if url.startswith("postgresql://"):
+            url = "postgresql+psycopg://" + url[len("postgresql://"):]
+        return url
+    return "sqlite:///" + os.path.join(app.instance_path, "nimbus.db")

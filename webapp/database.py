@@ -1,0 +1,35 @@
+"""Database set-up: the engine per DATABASE_URL, SQLite tuned for concurrent readers, all models."""
+from flask import Flask
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from .extensions import db
+
+
+def init_app(app: Flask) -> None:
+    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
+        # Streams and workers write from several threads; wait for the lock instead of failing.
+        app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"connect_args": {"timeout": 30}})
+    db.init_app(app)
+    import_models()
+
+
+def import_models() -> None:
+    """Import every module that defines tables, so create_all and migrations see them all."""
+    from . import models  # noqa: F401
+    from .shop import models as shop_models  # noqa: F401
+
+
+@event.listens_for(Engine, "connect")
+def tune_sqlite(dbapi_connection, connection_record):
+    """SQLite: enforce foreign keys (cascading deletes) and use WAL so readers never block."""
+    if type(dbapi_connection).__module__.startswith("sqlite3"):
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+
+def create_schema() -> None:
+    db.create_all()

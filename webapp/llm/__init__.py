@@ -1,0 +1,16 @@
+"""Model providers behind one boundary: the neutral message format in, text and tool calls out."""
+from .base import ChatProvider, ProviderError, Reply, ToolCall  # noqa: F401
+
+
+def get_provider(config) -> "ChatProvider":
+    """The OpenAI-compatible provider when a key or base URL is configured, else the offline model."""
+    if config.get("OPENAI_API_KEY") or config.get("OPENAI_BASE_URL"):
+        from .openai_provider import OpenAIProvider
+        return OpenAIProvider(
+            api_key=config.get("OPENAI_API_KEY") or "not-needed",
+            base_url=config.get("OPENAI_BASE_URL"),
+            model=config["NIMBUS_MODEL"],
+            timeout=config["NIMBUS_PROVIDER_TIMEOUT"],
+        )
+    from .offline import OfflineModel
+    return OfflineModel()

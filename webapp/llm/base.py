@@ -1,0 +1,40 @@
+"""What every provider returns, and the one error the agent loop catches."""
+from dataclasses import dataclass, field
+from typing import Iterator, Protocol
+
+from .messages import assistant_message
+
+
+class ProviderError(RuntimeError):
+    """The provider could not answer: down, slow, refused or malformed."""
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    provider_raw: dict | None = None
+    usage: dict | None = None  # {"prompt_tokens": int, "completion_tokens": int} when reported
+
+    def as_message(self) -> dict:
+        return assistant_message(self.text, [c.as_dict() for c in self.tool_calls], self.provider_raw)
+
+
+class ChatProvider(Protocol):
+    name: str
+    model: str
+    offline: bool
+
+    def stream(self, messages: list[dict], tools: list[dict]) -> Iterator["str | Reply"]:
+        """Yield text deltas as they come, then exactly one Reply; raise ProviderError on failure."""
+        ...

@@ -1,0 +1,171 @@
+"""The embedded offline model: deterministic, no network, reads only the messages it is sent.
+
+It covers the demo's scenarios (refunds by order number, "my other order", "yes please" → ticket,
+order status, help-center questions, facts stated earlier, "remember that…") and streams word by
+word, so every mechanism of the app can be shown on a laptop with no API key. Background tasks
+(summaries, memory distillation) register handlers in TASKS, picked by their system prompt.
+"""
+import re
+from typing import Callable, Iterator
+
+from .base import Reply, ToolCall
+from .offline_answers import answer_from_results
+from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
+
+# Handlers for non-chat tasks: (messages) -> text or None when the task is not theirs.
+TASKS: list[Callable[[list[dict]], str | None]] = []
+
+ORDER_NUMBER = re.compile(r"#?\b(\d{4,6})\b")
+CONFIRM = re.compile(r"^\s*(yes|yeah|yep|sure|ok(ay)?|please do|go ahead|do it|please)\b", re.I)
+QUESTION = re.compile(r"\?|^\s*(what|who|where|when|how|why|which|do|does|did|can|could|is|are|"
+                      r"will|should)\b", re.I)
+GREETING = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening))\b", re.I)
+
+
+def count_tokens(messages: list[dict]) -> int:
+    """The offline model's own tokenizer: words and punctuation marks."""
+    text = " ".join(str(m.get("content") or "") + str(m.get("tool_calls") or "") for m in messages)
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+def persona(messages: list[dict]) -> str:
+    first = messages[0] if messages and messages[0]["role"] == "system" else {"content": ""}
+    match = re.search(r"\bYou are (\w+)", first["content"])
+    return match.group(1) if match else "the assistant"
+
+
+def earlier_text(messages: list[dict]) -> list[str]:
+    """What was said before the last message, newest first (answers and questions alike)."""
+    return [m.get("content") or "" for m in reversed(messages[:-1]) if m["role"] in ("user", "assistant")]
+
+
+def last_assistant_text(messages: list[dict]) -> str:
+    return next((t for m, t in ((m, m.get("content") or "") for m in reversed(messages[:-1]))
+                 if m["role"] == "assistant" and t.strip()), "")
+
+
+def refund_topic(messages: list[dict]) -> bool:
+    for m in reversed(messages[:-1]):
+        if any(c["name"] == "check_refund_eligibility" for c in m.get("tool_calls") or []):
+            return True
+        if m["role"] in ("user", "assistant") and "refund" in (m.get("content") or "").lower():
+            return True
+    return False
+
+
+class OfflineModel:
+    name = "offline demo model"
+    model = "nimbus-offline-1"
+    offline = True
+
+    def stream(self, messages: list[dict], tools: list[dict]) -> Iterator[str | Reply]:
+        reply = self.respond(messages, {t["name"] for t in tools})
+        for piece in re.findall(r"\S+\s*", reply.text):
+            yield piece
+        reply.usage = {"prompt_tokens": count_tokens(messages),
+                       "completion_tokens": count_tokens([{"content": reply.text}])}
+        yield reply
+
+    def respond(self, messages: list[dict], tools: set[str]) -> Reply:
+        for task in TASKS:
+            text = task(messages)
+            if text is not None:
+                return Reply(text)
+        last = messages[-1]
+        if last["role"] == "tool":
+            trailing = []
+            for m in reversed(messages):
+                if m["role"] != "tool":
+                    break
+                trailing.insert(0, m)
+            return Reply(answer_from_results(trailing))
+        return self.answer(last.get("content") or "", messages, tools)
+
+    def call(self, name: str, messages: list[dict], **arguments) -> Reply:
+        return Reply("", [ToolCall(f"call_{len(messages)}_{name}", name, arguments)])
+
+    def answer(self, text: str, messages: list[dict], tools: set[str]) -> Reply:
+        lowered = text.lower()
+        numbers = [int(n) for n in ORDER_NUMBER.findall(text)]
+        if GREETING.match(text) and len(text.split()) <= 4:
+            return Reply(f"Hi! I'm {persona(messages)}. I can check your orders and refunds, open "
+                         "support tickets and answer questions about the shop. What can I do for you?")
+        if CONFIRM.match(text) and "?" not in text and len(text.split()) <= 5:
+            return self.confirm(messages, tools)
+        if re.search(r"\bremember\b", lowered) and not QUESTION.search(text):
+            fact = re.sub(r"^.*?\bremember(?: that|:)?\s*", "", text, flags=re.I).strip()
+            if "save_memory" in tools:
+                return self.call("save_memory", messages, content=fact)
+            return Reply(f"Got it — I'll keep in mind that {fact.rstrip('.')}.")
+        vague = re.search(r"\b(other|that|this) order\b", lowered) or (
+            "refund" in lowered and re.search(r"\bit\b", lowered))
+        if numbers or vague:
+            numbers = numbers or self.infer_order(lowered, messages)
+            order_reply = self.about_order(text, numbers, messages, tools)
+            if order_reply is not None:
+                return order_reply
+        if QUESTION.search(text):
+            return self.answer_question(text, messages, tools)
+        return self.acknowledge(text, messages)
+
+    def infer_order(self, lowered: str, messages: list[dict]) -> list[int]:
+        """Infer the order from the conversation only when it is unambiguous; otherwise ask."""
+        mentioned: list[int] = []
+        for text in earlier_text(messages):  # newest first
+            for n in ORDER_NUMBER.findall(re.sub(r"ticket #?\d+", "", text, flags=re.I)):
+                if int(n) not in mentioned:
+                    mentioned.append(int(n))
+        if "other" in lowered:
+            return mentioned[1:2] if len(mentioned) == 2 else []
+        return mentioned[:1] if len(mentioned) == 1 else []
+
+    def about_order(self, text, numbers, messages, tools) -> Reply | None:
+        lowered = text.lower()
+        refund = "refund" in lowered or "money back" in lowered or (
+            not re.search(r"\b(status|where|track|arrive|shipped)\b", lowered) and refund_topic(messages))
+        if not numbers:
+            return Reply("Which order do you mean? Please give me its order number, so I check "
+                         "the right one.")
+        if refund and "check_refund_eligibility" in tools:
+            return self.call("check_refund_eligibility", messages, order_id=numbers[0])
+        if "lookup_order" in tools:
+            return self.call("lookup_order", messages, order_id=numbers[0])
+        return None
+
+    def confirm(self, messages, tools) -> Reply:
+        offer = last_assistant_text(messages)
+        refund = re.search(r"order #(\d+) is eligible.*open a refund request", offer, re.S)
+        if refund and "create_support_ticket" in tools:
+            number = int(refund.group(1))
+            return self.call("create_support_ticket", messages, category="refund", order_id=number,
+                             summary=f"Customer requests a refund for order {number} (eligible).")
+        if "open a support ticket" in offer and "create_support_ticket" in tools:
+            question = next((m["content"] for m in reversed(messages[:-1]) if m["role"] == "user"), "")
+            return self.call("create_support_ticket", messages, category="other",
+                             summary=f"Customer question the help center did not answer: {question}"[:300])
+        return Reply("Sorry, I'm not sure what you'd like me to go ahead with. Could you tell me?")
+
+    def answer_question(self, text, messages, tools) -> Reply:
+        found = recall(text, messages)
+        if found:
+            return Reply(answer_from_fact(text, *found))
+        if PERSONAL_QUESTION.search(text):
+            if "search_memories" in tools and not any(
+                    m.get("name") == "search_memories" for m in messages):
+                return self.call("search_memories", messages, query=text)
+            return Reply("I don't know that — it isn't in what I can see of our conversation. "
+                         "Could you tell me?")
+        if "search_help_center" in tools:
+            return self.call("search_help_center", messages, query=text)
+        return Reply("I'm not sure. I'm the offline demo model: I can check orders and refunds, "
+                     "open tickets and recall what you told me.")
+
+    def acknowledge(self, text, messages) -> Reply:
+        name = re.search(r"\b(?:my name is|call me|i'm called)\s+([A-Z][\w'-]+)", text, re.I)
+        if name:
+            return Reply(f"Nice to meet you, {name.group(1)}! How can I help you today?")
+        preference = re.search(r"\bI (prefer|like|love|always|never)\b(.*)", text, re.I)
+        if preference:
+            return Reply(f"Noted: you {preference.group(1).lower()}{preference.group(2).rstrip('.!')}.")
+        return Reply(f"Thanks for letting me know. I'm {persona(messages)}: ask me about an order, a "
+                     "refund, or anything in our help center.")

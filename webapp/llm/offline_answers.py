@@ -1,0 +1,73 @@
+"""How the offline model words an answer from the tool results it was sent."""
+import json
+
+
+def refund_answer(result: dict) -> str:
+    number = result["order_id"]
+    if result.get("eligible"):
+        days_left = result["refund_window_days"] - result["days_since_purchase"]
+        return (f"Good news: order #{number} is eligible for a refund: it's paid and within the "
+                f"{result['refund_window_days']}-day window ({days_left} days left). Would you like "
+                f"me to open a refund request for it?")
+    if result.get("status") != "paid":
+        return f"Sorry, order #{number} can't be refunded: {result['reason']}"
+    return (f"Sorry, order #{number} was purchased {result['days_since_purchase']} days ago, and "
+            f"refunds are only possible within {result['refund_window_days']} days.")
+
+
+def order_answer(result: dict) -> str:
+    return (f"Order #{result['order_id']} ({result['item']}, {result['amount']}) was placed on "
+            f"{result['purchased_on']} and is {result['status']}.")
+
+
+def ticket_answer(result: dict) -> str:
+    about = f" for your refund on order #{result['order_id']}" if result.get("order_id") else ""
+    return f"Done! I've opened ticket #{result['ticket_id']}{about}. Our team will be in touch."
+
+
+def help_answer(result: dict) -> str:
+    if not result.get("results"):
+        return ("I couldn't find anything about that in our help center. Would you like me to "
+                "open a support ticket so a colleague can help?")
+    top = result["results"][0]
+    return f"Here's what our help center says (“{top['title']}”): {top['excerpt']}"
+
+
+def memory_saved_answer(result: dict) -> str:
+    return f"Got it — I'll remember that: {result.get('content', '').rstrip('.')}."
+
+
+def search_answer(result: dict) -> str:
+    found = result.get("results") or []
+    if not found:
+        return "I looked through what I have saved, but I don't know that yet."
+    top = found[0]
+    return f"From what I found: {(top.get('content') or top.get('text') or '').rstrip('.')}."
+
+
+RENDERERS = {
+    "check_refund_eligibility": refund_answer,
+    "lookup_order": order_answer,
+    "create_support_ticket": ticket_answer,
+    "search_help_center": help_answer,
+    "save_memory": memory_saved_answer,
+    "search_memories": search_answer,
+    "search_history": search_answer,
+}
+
+
+def answer_from_results(tool_messages: list[dict]) -> str:
+    """One sentence per tool result; errors are passed on in plain words."""
+    parts = []
+    for m in tool_messages:
+        try:
+            result = json.loads(m["content"])
+        except json.JSONDecodeError:
+            result = {"error": m["content"]}
+        if isinstance(result, dict) and "error" in result:
+            parts.append(f"Sorry, I couldn't do that: {result['error']}")
+        elif m.get("name") in RENDERERS:
+            parts.append(RENDERERS[m["name"]](result))
+        else:
+            parts.append(f"Here is what I found: {m['content'][:300]}")
+    return " ".join(parts)

@@ -1,0 +1,91 @@
+"""What the offline model knows: facts stated in the messages it was sent, and nothing else."""
+import re
+
+FACT_PATTERNS = re.compile(
+    r"\bmy \w+|\bi(?:'m| am)\b|\bi (?:prefer|like|love|hate|live|work|use|always|never|want|"
+    r"need|speak|have)\b|\bcall me\b|\bremember\b|\bwe (?:always|never|bill|use|ship|prefer|"
+    r"pay|are)\b|\bprefer", re.I)
+STOPWORDS = set("""a an the is are was were be been am i me my we our you your it its to of in on
+for and or but with what which who whom how when where why do does did can could would should will
+please tell know remember about that this there here any some have has had again said say
+""".split())
+SYNONYMS = {
+    "contact": {"email", "phone", "call", "text", "sms", "mail", "contact", "reach"},
+    "reach": {"email", "phone", "call", "contact"},
+    "name": {"name", "called", "call"},
+    "live": {"live", "address", "city", "from"},
+    "bill": {"bill", "billing", "invoice", "pay", "fortnightly", "monthly"},
+    "pay": {"pay", "payment", "bill", "card"},
+}
+PERSONAL_QUESTION = re.compile(
+    r"what(?:'s| is| was) my|do you (?:know|remember)|what did (?:i|we) (?:say|tell)|who am i|"
+    r"\bmy name\b|how do (?:i|we) prefer|what do (?:i|we) prefer|where do i live|"
+    r"how do we (?:bill|pay)|what(?:'s| is) our", re.I)
+SECOND_PERSON = [(r"\bI'm\b", "you're"), (r"\bI am\b", "you are"), (r"\bI\b", "you"),
+                 (r"\bmy\b", "your"), (r"\bme\b", "you"), (r"\bmine\b", "yours"),
+                 (r"\bwe\b", "you"), (r"\bour\b", "your"), (r"\bus\b", "you")]
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in STOPWORDS}
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip(" -*•\t") for s in re.split(r"(?<=[.!?])\s+|\n+", text or "") if s.strip(" -*•\t")]
+
+
+def known_facts(messages: list[dict]) -> list[tuple[str, str]]:
+    """(source, sentence) for every fact in the context: user statements and memory/summary lines."""
+    facts = []
+    system_seen = False
+    for m in messages[:-1]:
+        if m["role"] == "system":
+            if system_seen:  # the first system message is the prompt; later ones are memory/summary
+                facts += [("notes", s) for s in sentences(m["content"]) if not s.endswith(":")]
+            system_seen = True
+        elif m["role"] == "user":
+            facts += [("user", s) for s in sentences(m["content"])
+                      if FACT_PATTERNS.search(s) and not s.endswith("?")]
+    return facts
+
+
+def recall(question: str, messages: list[dict]) -> tuple[str, str] | None:
+    """The fact that best matches the question, the most recent one on a tie; None if nothing does."""
+    wanted = set()
+    for word in content_words(question):
+        wanted |= {stem(w) for w in SYNONYMS.get(word, {word})} | {word}
+    best, best_score = None, 0
+    for source, fact in known_facts(messages):
+        score = len(wanted & content_words(fact))
+        if score and score >= best_score:
+            best, best_score = (source, fact), score
+    return best
+
+
+def second_person(sentence: str) -> str:
+    sentence = re.sub(r"^(?:please\s+)?remember(?: that|:)?\s*", "", sentence.strip(), flags=re.I)
+    for pattern, replacement in SECOND_PERSON:
+        sentence = re.sub(pattern, replacement, sentence, flags=re.I)
+    sentence = sentence.rstrip(".!")
+    return sentence[:1].upper() + sentence[1:] + "."
+
+
+def name_in(fact: str) -> str | None:
+    match = re.search(r"\b(?:my name is|call me|i'm called|name:)\s+([A-Z][\w'-]+)", fact, re.I)
+    return match.group(1) if match else None
+
+
+def answer_from_fact(question: str, source: str, fact: str) -> str:
+    name = name_in(fact)
+    if name and "name" in question.lower():
+        return f"Your name is {name}."
+    if source == "notes":
+        return f"From my notes: {fact.rstrip('.')}."
+    return second_person(fact)

@@ -1,0 +1,86 @@
+"""Any OpenAI-compatible Chat Completions endpoint (OpenAI, Gemini, Ollama, vLLM, llama.cpp)."""
+import json
+from typing import Iterator
+
+import openai
+
+from .base import ProviderError, Reply, ToolCall
+
+
+def to_openai_messages(messages: list[dict]) -> list[dict]:
+    """Convert neutral messages; a stored provider_raw is resent as is to keep extra fields."""
+    converted = []
+    for m in messages:
+        if m["role"] == "assistant":
+            if m.get("provider_raw"):
+                converted.append(m["provider_raw"])
+                continue
+            out = {"role": "assistant", "content": m.get("content") or None}
+            if m.get("tool_calls"):
+                out["tool_calls"] = [
+                    {"id": c["id"], "type": "function",
+                     "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                    for c in m["tool_calls"]]
+            converted.append(out)
+        elif m["role"] == "tool":
+            converted.append({"role": "tool", "tool_call_id": m["tool_call_id"],
+                              "content": m["content"]})
+        else:
+            converted.append({"role": m["role"], "content": m["content"]})
+    return converted
+
+
+def to_openai_tools(tools: list[dict]) -> list[dict]:
+    return [{"type": "function", "function": t} for t in tools]
+
+
+def parse_arguments(raw: str) -> dict:
+    """Models sometimes send invalid JSON arguments; pass the text on so the tool can refuse it."""
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {"_invalid_json": raw}
+    return value if isinstance(value, dict) else {"_invalid_json": raw}
+
+
+class OpenAIProvider:
+    offline = False
+
+    def __init__(self, api_key: str, base_url: str | None, model: str, timeout: float):
+        self.name = f"openai-compatible ({base_url or 'api.openai.com'})"
+        self.model = model
+        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout,
+                                    max_retries=1)
+
+    def stream(self, messages: list[dict], tools: list[dict]) -> Iterator[str | Reply]:
+        request = {"model": self.model, "messages": to_openai_messages(messages), "stream": True,
+                   "stream_options": {"include_usage": True}}
+        if tools:
+            request["tools"] = to_openai_tools(tools)
+        text, calls, usage = [], {}, None
+        try:
+            for chunk in self.client.chat.completions.create(**request):
+                if chunk.usage:
+                    usage = {"prompt_tokens": chunk.usage.prompt_tokens,
+                             "completion_tokens": chunk.usage.completion_tokens}
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                        yield delta.content
+                    for tc in delta.tool_calls or []:
+                        call = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                        call["id"] = tc.id or call["id"]
+                        if tc.function:
+                            call["name"] += tc.function.name or ""
+                            call["arguments"] += tc.function.arguments or ""
+        except openai.OpenAIError as error:
+            raise ProviderError(f"{type(error).__name__}: {error}") from error
+        tool_calls = [ToolCall(c["id"] or f"call_{i}", c["name"], parse_arguments(c["arguments"]))
+                      for i, c in sorted(calls.items())]
+        raw = {"role": "assistant", "content": "".join(text) or None}
+        if tool_calls:
+            raw["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+                "name": c.name, "arguments": calls[i]["arguments"] or "{}"}}
+                for i, c in zip(sorted(calls), tool_calls)]
+        yield Reply("".join(text), tool_calls, raw, usage)

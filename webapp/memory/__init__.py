@@ -1,0 +1,1 @@
+"""Memory: how stored turns become the context of the next model call."""

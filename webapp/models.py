@@ -1,0 +1,101 @@
+"""Typed models for accounts, conversations and their turns, and named locks."""
+import secrets
+from datetime import datetime, timezone
+
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from .extensions import db
+
+
+def utcnow() -> datetime:
+    """Naive UTC: SQLite drops time zones, so every timestamp is stored as naive UTC."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def new_conversation_id() -> str:
+    """128 random bits as 32 hex characters, so nobody can guess another conversation."""
+    return secrets.token_hex(16)
+
+
+class Tenant(db.Model):
+    __tablename__ = "tenants"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class User(db.Model):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    is_guest: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    tenant: Mapped[Tenant] = relationship()
+
+
+class Conversation(db.Model):
+    __tablename__ = "conversations"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_conversation_id)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    title: Mapped[str] = mapped_column(String(200), default="New conversation")
+    # Context policy of this conversation; empty settings mean "the configured defaults".
+    strategy: Mapped[str] = mapped_column(String(32), default="compact")
+    settings: Mapped[dict] = mapped_column(JSON, default=dict)
+    turn_count: Mapped[int] = mapped_column(default=0)
+    # Sum of every turn's full size: what resending everything would cost, kept in O(1).
+    history_tokens: Mapped[int] = mapped_column(default=0)
+    # Provider-reported prompt tokens / our estimate, so budgets track the real tokenizer.
+    token_ratio: Mapped[float] = mapped_column(default=1.0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+    user: Mapped[User] = relationship()
+    tenant: Mapped[Tenant] = relationship()
+    turns: Mapped[list["Turn"]] = relationship(
+        back_populates="conversation", order_by="Turn.seq",
+        cascade="all, delete-orphan", passive_deletes=True)
+
+
+class Turn(db.Model):
+    """One user message and everything after it, stored whole in the neutral format."""
+    __tablename__ = "turns"
+    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"))
+    seq: Mapped[int]  # 0-based position in the conversation; (conversation_id, seq) is indexed
+    messages: Mapped[list] = mapped_column(JSON)
+    # Precomputed so context assembly never has to look at older turns' full messages.
+    compact: Mapped[list] = mapped_column(JSON)
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    full_tokens: Mapped[int] = mapped_column(default=0)
+    compact_tokens: Mapped[int] = mapped_column(default=0)
+    tool_calls: Mapped[int] = mapped_column(default=0)
+    # pending (question stored, agent not finished), answered, api_error, step_limit, interrupted
+    outcome: Mapped[str] = mapped_column(String(20), default="pending")
+    context_tokens: Mapped[int] = mapped_column(default=0)  # estimated prompt of its first call
+    resend_tokens: Mapped[int] = mapped_column(default=0)  # the same if everything were resent
+    prompt_tokens: Mapped[int | None]  # provider-reported, summed over the turn's calls
+    completion_tokens: Mapped[int | None]
+    trace: Mapped[list] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    conversation: Mapped[Conversation] = relationship(back_populates="turns")
+
+
+class Lock(db.Model):
+    """A named lock row: inserting it takes the lock, so it works across processes and hosts."""
+    __tablename__ = "locks"
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime]
+
+
+Index("ix_conversations_user_updated", Conversation.user_id, Conversation.updated_at)

@@ -1,0 +1,102 @@
+"""Nimbus's shop tools: order lookup, refund eligibility, support tickets, help-center search."""
+import re
+
+from sqlalchemy import select
+
+from ..agent.tools import tool
+from ..extensions import db
+from ..models import utcnow
+from .models import HelpArticle, Order, Ticket
+
+REFUND_WINDOW_DAYS = 14
+CATEGORIES = ["refund", "shipping", "product", "account", "other"]
+
+
+def find_order(context, number) -> Order | None:
+    """Only the signed-in customer's own orders: an order number alone proves nothing."""
+    return db.session.scalar(select(Order).where(
+        Order.tenant_id == context.tenant.id, Order.customer_id == context.user.id,
+        Order.number == int(number)))
+
+
+def describe(order: Order) -> dict:
+    return {"order_id": order.number, "item": order.item, "status": order.status,
+            "amount": f"${order.amount_cents / 100:.2f}",
+            "purchased_on": order.purchased_at.date().isoformat(),
+            "days_since_purchase": (utcnow() - order.purchased_at).days}
+
+
+@tool("lookup_order", "Look up one of the customer's orders by its order number.",
+      {"order_id": {"type": "integer", "description": "The order number, e.g. 1042"}},
+      required=["order_id"])
+def lookup_order(context, args):
+    order = find_order(context, args["order_id"])
+    if order is None:
+        return {"error": f"No order #{args['order_id']} on this customer's account."}
+    return describe(order)
+
+
+@tool("check_refund_eligibility",
+      f"Check whether an order can be refunded (paid orders, within {REFUND_WINDOW_DAYS} days).",
+      {"order_id": {"type": "integer", "description": "The order number, e.g. 1042"}},
+      required=["order_id"])
+def check_refund_eligibility(context, args):
+    order = find_order(context, args["order_id"])
+    if order is None:
+        return {"error": f"No order #{args['order_id']} on this customer's account."}
+    result = describe(order)
+    days = result["days_since_purchase"]
+    if order.status != "paid":
+        eligible, reason = False, f"Only paid orders can be refunded; this one is {order.status}."
+    elif days > REFUND_WINDOW_DAYS:
+        eligible, reason = False, f"Purchased {days} days ago; the refund window is {REFUND_WINDOW_DAYS} days."
+    else:
+        eligible = True
+        reason = f"Paid and within the refund window ({REFUND_WINDOW_DAYS - days} days left)."
+    return {**result, "refund_window_days": REFUND_WINDOW_DAYS, "eligible": eligible,
+            "reason": reason}
+
+
+@tool("create_support_ticket", "Open a support ticket for the customer, e.g. a refund request.",
+      {"category": {"type": "string", "enum": CATEGORIES},
+       "summary": {"type": "string", "description": "One sentence for the support team"},
+       "order_id": {"type": "integer", "description": "The order number, if about an order"}},
+      required=["category", "summary"])
+def create_support_ticket(context, args):
+    category = args["category"] if args["category"] in CATEGORIES else "other"
+    order = None
+    if args.get("order_id") is not None:
+        order = find_order(context, args["order_id"])
+        if order is None:
+            return {"error": f"No order #{args['order_id']} on this customer's account."}
+    ticket = Ticket(tenant_id=context.tenant.id, customer_id=context.user.id,
+                    order_id=order.id if order else None, category=category,
+                    summary=str(args["summary"])[:1000])
+    db.session.add(ticket)
+    db.session.commit()
+    return {"created": True, "ticket_id": ticket.number, "status": ticket.status,
+            "order_id": order.number if order else None}
+
+
+def words(text: str) -> set[str]:
+    """Lower-cased words of three letters or more, with a plural "s" cut so "returns" finds "return"."""
+    found = re.findall(r"[a-z0-9]+", text.lower())
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in found if len(w) > 2}
+
+
+@tool("search_help_center", "Search the shop's help-center articles (shipping, returns, payment…).",
+      {"query": {"type": "string", "description": "What the customer wants to know"}},
+      required=["query"])
+def search_help_center(context, args):
+    query = words(str(args["query"]))
+    articles = db.session.scalars(
+        select(HelpArticle).where(HelpArticle.tenant_id == context.tenant.id)).all()
+    scored = []
+    for article in articles:
+        title, body = words(article.title), words(article.body)
+        score = 3 * len(query & title) + len(query & body)
+        if score:
+            scored.append((score, article))
+    scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+    return {"results": [{"title": a.title, "slug": a.slug, "excerpt": a.body[:400]}
+                        for _, a in scored[:3]]}

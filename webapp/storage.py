@@ -1,0 +1,116 @@
+"""Conversations and turns: create, find for an owner, append and read newest-first, purge."""
+from datetime import timedelta
+from typing import Iterator
+
+from sqlalchemy import delete, func, select
+
+from .extensions import db
+from .llm.messages import compact_turn, final_answer, user_message
+from .llm.tokens import estimate_messages
+from .models import Conversation, Turn, User, utcnow
+
+TITLE_CHARS = 60
+
+
+def create_conversation(user: User, title: str | None = None) -> Conversation:
+    conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id,
+                                title=title or "New conversation")
+    db.session.add(conversation)
+    db.session.commit()
+    return conversation
+
+
+def get_owned_conversation(conversation_id: str, user: User) -> Conversation | None:
+    """The conversation if this user owns it; a foreign or unknown id looks the same: None."""
+    conversation = db.session.get(Conversation, str(conversation_id)[:64])
+    if conversation is None or conversation.user_id != user.id:
+        return None
+    return conversation
+
+
+def list_conversations(user: User) -> list[Conversation]:
+    return list(db.session.scalars(select(Conversation).where(Conversation.user_id == user.id)
+                                   .order_by(Conversation.updated_at.desc())))
+
+
+def start_turn(conversation: Conversation, question: str) -> Turn:
+    """Store the question at once as a pending turn; a retry of the same pending question reuses it."""
+    pending = db.session.scalar(select(Turn).where(
+        Turn.conversation_id == conversation.id, Turn.outcome == "pending")
+        .order_by(Turn.seq.desc()).limit(1))
+    if pending is not None and pending.question == question:
+        return pending
+    messages = [user_message(question)]
+    turn = Turn(conversation_id=conversation.id, seq=conversation.turn_count, messages=messages,
+                compact=messages, question=question, outcome="pending",
+                full_tokens=estimate_messages(messages), compact_tokens=estimate_messages(messages))
+    conversation.turn_count += 1
+    conversation.updated_at = utcnow()
+    if conversation.title == "New conversation":
+        conversation.title = question if len(question) <= TITLE_CHARS else (
+            question[:TITLE_CHARS - 1].rstrip() + "…")
+    db.session.add(turn)
+    db.session.commit()
+    return turn
+
+
+def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usage: dict,
+                context_tokens: int, resend_tokens: int) -> Turn:
+    """Store the whole turn with its precomputed compact form and sizes."""
+    conversation = turn.conversation
+    turn.messages = messages
+    turn.compact = compact_turn(messages)
+    turn.answer = final_answer(messages)
+    turn.full_tokens = estimate_messages(messages)
+    turn.compact_tokens = estimate_messages(turn.compact)
+    turn.tool_calls = sum(len(m.get("tool_calls") or []) for m in messages)
+    turn.outcome = outcome
+    turn.trace = trace
+    turn.prompt_tokens = usage.get("prompt_tokens")
+    turn.completion_tokens = usage.get("completion_tokens")
+    turn.context_tokens = context_tokens
+    turn.resend_tokens = resend_tokens
+    conversation.history_tokens += turn.full_tokens
+    conversation.updated_at = utcnow()
+    db.session.commit()
+    return turn
+
+
+def iter_turns_newest_first(conversation_id: str, before_seq: int | None = None,
+                            batch: int = 16) -> Iterator[Turn]:
+    """Finished turns newest first, fetched in small batches through the (conversation, seq) index."""
+    upper = before_seq
+    while True:
+        query = select(Turn).where(Turn.conversation_id == conversation_id,
+                                   Turn.outcome != "pending")
+        if upper is not None:
+            query = query.where(Turn.seq < upper)
+        rows = list(db.session.scalars(query.order_by(Turn.seq.desc()).limit(batch)))
+        yield from rows
+        if len(rows) < batch:
+            return
+        upper = rows[-1].seq
+        batch = min(batch * 2, 256)
+
+
+def all_turns(conversation_id: str) -> list[Turn]:
+    return list(db.session.scalars(select(Turn).where(Turn.conversation_id == conversation_id)
+                                   .order_by(Turn.seq)))
+
+
+def delete_conversation(conversation: Conversation) -> None:
+    db.session.delete(conversation)
+    db.session.commit()
+
+
+def purge_older_than(days: int) -> int:
+    """Delete conversations untouched for `days` days; their turns (and all hanging off them) cascade."""
+    cutoff = utcnow() - timedelta(days=days)
+    result = db.session.execute(delete(Conversation).where(Conversation.updated_at < cutoff))
+    db.session.commit()
+    return result.rowcount
+
+
+def count_turns(conversation_id: str) -> int:
+    return db.session.scalar(select(func.count()).select_from(Turn)
+                             .where(Turn.conversation_id == conversation_id))
