@@ -25,6 +25,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .database import init_app as init_database
     init_database(app)
 
+    from . import jobs
+    jobs.init_app(app)
+
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
 
     from . import cli

@@ -18,12 +18,13 @@ DEFAULTS = {
     "NIMBUS_DEMO_USER": "alex@example.com",
     "NIMBUS_LOCK_TIMEOUT": 120.0,  # seconds a conversation lock may be held before it is stale
     "REDIS_URL": None,
+    "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
 }
 
 INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT"}
-BOOL_KEYS: set[str] = set()
+BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE"}
 
 
 def coerce(key, value):

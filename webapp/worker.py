@@ -1,0 +1,2 @@
+"""The worker's entry point: `huey_consumer webapp.worker.huey` imports every module with jobs."""
+from .jobs import huey  # noqa: F401
