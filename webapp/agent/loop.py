@@ -5,8 +5,10 @@ a polite fallback answer on provider errors, and the turn saved whatever the out
 when the consumer stops iterating early.
 """
 import json
+import logging
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from flask import current_app
 
@@ -23,6 +25,10 @@ FALLBACK_STEPS = ("Sorry, this is taking more steps than I expected. "
                   "Please contact our support team and they'll sort it out.")
 FALLBACK_INTERRUPTED = "(This answer was interrupted before it finished.)"
 REPEATED_CALL = "You already made this exact call. Use the earlier result."
+
+# Called with (turn, plan) once a turn is saved: background work (summaries, memory) hooks in here.
+AFTER_TURN: list[Callable] = []
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -128,3 +134,8 @@ def run_turn(turn, provider, config=None):
                 f"{partial} …" if partial else FALLBACK_INTERRUPTED))
         resend_tokens = context_tokens - history.tokens + conversation.history_tokens
         finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens)
+        for hook in AFTER_TURN:
+            try:
+                hook(turn, plan)
+            except Exception:  # background work must never break a chat
+                log.exception("after-turn hook %s failed", hook.__name__)
