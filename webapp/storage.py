@@ -35,6 +35,7 @@ def list_conversations(user: User) -> list[Conversation]:
 
 def start_turn(conversation: Conversation, question: str) -> Turn:
     """Store the question at once as a pending turn; a retry of the same pending question reuses it."""
+    db.session.refresh(conversation)  # another worker may have added turns since we loaded it
     pending = db.session.scalar(select(Turn).where(
         Turn.conversation_id == conversation.id, Turn.outcome == "pending")
         .order_by(Turn.seq.desc()).limit(1))
