@@ -29,6 +29,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     jobs.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
+    from .memory import longterm
+    longterm.init_app(app)
 
     from . import cli
     cli.init_app(app)
