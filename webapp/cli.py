@@ -3,13 +3,22 @@ import json
 
 import click
 from flask import current_app
+from flask.cli import with_appcontext
 
 from .extensions import db
 
 
 def init_app(app) -> None:
     for command in (init_db, chat, ask, show, purge, export, import_):
-        app.cli.add_command(command)
+        add_command(app, command)
+
+
+def add_command(app, command: click.Command) -> None:
+    """Register a command that runs inside an app context, however it is invoked."""
+    if not getattr(command.callback, "with_app", False):
+        command.callback = with_appcontext(command.callback)
+        command.callback.with_app = True
+    app.cli.add_command(command)
 
 
 user_option = click.option("--user", "email", default=None, metavar="EMAIL",

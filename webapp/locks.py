@@ -1,4 +1,8 @@
-"""Named locks in the database, so two workers, on one host or many, never share a conversation."""
+"""Named locks so two workers, on one host or many, never share a conversation.
+
+Rows in the database by default (works on SQLite and PostgreSQL alike); Redis locks when
+REDIS_URL is set, as a fleet of web workers would use.
+"""
 import secrets
 import time
 from contextlib import contextmanager
@@ -38,10 +42,30 @@ def release(name: str, owner: str) -> None:
 
 
 @contextmanager
+def redis_lock(url: str, name: str, wait: float, ttl: float):
+    import redis
+    lock = redis.Redis.from_url(url).lock(f"nimbus:lock:{name}", timeout=ttl,
+                                          blocking_timeout=wait if wait > 0 else None)
+    if not lock.acquire(blocking=wait > 0):
+        raise LockBusy(name)
+    try:
+        yield lock.local.token
+    finally:
+        try:
+            lock.release()
+        except redis.exceptions.LockError:  # expired while held: nothing left to release
+            pass
+
+
+@contextmanager
 def named_lock(name: str, wait: float | None = None, ttl: float | None = None):
     """Hold the lock for the block; wait up to `wait` seconds (0: give up at once) else LockBusy."""
     ttl = ttl or current_app.config["NIMBUS_LOCK_TIMEOUT"]
     wait = ttl if wait is None else wait
+    if current_app.config.get("REDIS_URL"):
+        with redis_lock(current_app.config["REDIS_URL"], name, wait, ttl) as token:
+            yield token
+        return
     deadline = time.monotonic() + wait
     while (owner := try_acquire(name, ttl)) is None:
         if time.monotonic() >= deadline:

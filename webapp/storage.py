@@ -35,6 +35,7 @@ def list_conversations(user: User) -> list[Conversation]:
 
 def start_turn(conversation: Conversation, question: str) -> Turn:
     """Store the question at once as a pending turn; a retry of the same pending question reuses it."""
+    db.session.refresh(conversation)  # another worker may have added turns since we loaded it
     pending = db.session.scalar(select(Turn).where(
         Turn.conversation_id == conversation.id, Turn.outcome == "pending")
         .order_by(Turn.seq.desc()).limit(1))
@@ -76,21 +77,46 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
     return turn
 
 
+class TurnRecord:
+    """What context assembly needs of a stored turn; the full messages load only when asked for."""
+    __slots__ = ("id", "seq", "compact", "full_tokens", "compact_tokens", "created_at",
+                 "tool_calls", "_messages")
+
+    def __init__(self, row):
+        (self.id, self.seq, self.compact, self.full_tokens, self.compact_tokens,
+         self.created_at, self.tool_calls) = row
+        self._messages = None
+
+    @property
+    def messages(self) -> list[dict]:
+        if self._messages is None:
+            self._messages = db.session.scalar(select(Turn.messages).where(Turn.id == self.id))
+        return self._messages
+
+
+RECORD_COLUMNS = (Turn.id, Turn.seq, Turn.compact, Turn.full_tokens, Turn.compact_tokens,
+                  Turn.created_at, Turn.tool_calls)
+
+
 def iter_turns_newest_first(conversation_id: str, before_seq: int | None = None,
-                            batch: int = 16) -> Iterator[Turn]:
-    """Finished turns newest first, fetched in small batches through the (conversation, seq) index."""
+                            batch: int = 64) -> Iterator[TurnRecord]:
+    """Finished turns newest first, in batches through the (conversation, seq) index.
+
+    Only the compact form and sizes are read; most requests need a few dozen turns, so the
+    first batch usually suffices and the cost stays flat however long the conversation is.
+    """
     upper = before_seq
     while True:
-        query = select(Turn).where(Turn.conversation_id == conversation_id,
-                                   Turn.outcome != "pending")
+        query = select(*RECORD_COLUMNS).where(Turn.conversation_id == conversation_id,
+                                              Turn.outcome != "pending")
         if upper is not None:
             query = query.where(Turn.seq < upper)
-        rows = list(db.session.scalars(query.order_by(Turn.seq.desc()).limit(batch)))
-        yield from rows
+        rows = db.session.execute(query.order_by(Turn.seq.desc()).limit(batch)).all()
+        yield from map(TurnRecord, rows)
         if len(rows) < batch:
             return
-        upper = rows[-1].seq
-        batch = min(batch * 2, 256)
+        upper = rows[-1][1]
+        batch = min(batch * 2, 512)
 
 
 def all_turns(conversation_id: str) -> list[Turn]:
