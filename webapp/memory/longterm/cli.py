@@ -7,7 +7,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from ...cli import resolve_user, user_option
+from ...cli import add_command, resolve_user, user_option
 from .distiller import distil_conversation
 from .history import search_turns
 from .jobs import sweep
@@ -128,5 +128,6 @@ def search_history(query, email):
 
 
 def init_app(app) -> None:
-    for command in (memories, distil_inactive, search_history):
-        app.cli.add_command(command)
+    app.cli.add_command(memories)  # an AppGroup: its commands already run in an app context
+    for command in (distil_inactive, search_history):
+        add_command(app, command)
