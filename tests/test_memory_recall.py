@@ -120,3 +120,18 @@ def test_conversation_search_is_hybrid_and_only_over_ones_own_turns(app, alex, s
     results, mode = search_turns(alex, "where should deliveries be left", searching)
     assert mode == "hybrid" and len(results) == 1
     assert "back door" in results[0]["content"] and "too" not in results[0]["content"]
+
+
+def test_a_word_in_most_memories_is_not_scored(app, alex):
+    from sqlalchemy import insert
+
+    from webapp.memory.longterm.keywords import informative, memory_ids
+    rows = [{"tenant_id": alex.tenant_id, "subject_id": alex.id, "source": "hand",
+             "content": f"The customer asked question {i}."} for i in range(1200)]
+    rows[7]["content"] = "The customer loves the espresso grinder."
+    db.session.execute(insert(Memory), rows)
+    db.session.commit()
+    assert informative(["customer", "grinder"], "memories_fts", Memory.content,
+                       Memory.id) == ["grinder"]
+    scope = SessionScope.for_user(alex)
+    assert len(memory_ids(scope.applies(), "customer grinder", 50)) == 1

@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import numpy as np
@@ -14,6 +15,8 @@ log = logging.getLogger(__name__)
 TOKENIZER = os.path.join(os.path.dirname(__file__), "data", "minilm-tokenizer.json")
 MINILM_NAME = "all-MiniLM-L6-v2-int8"
 MAX_TOKENS = 256  # what the model was trained with; the shipped tokenizer.json says 128
+# Query vectors are computed here while the database finds the candidates (both release the GIL).
+QUERY_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-query")
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -116,6 +119,25 @@ def get_embedder(config) -> Embedder | None:
     if kind == "minilm":
         return MiniLMEmbedder()
     return None
+
+
+class QueryEmbedding:
+    """A query's vector, started at once and collected when the candidates are known."""
+
+    def __init__(self, config, query: str):
+        self.embedder = get_embedder(config)
+        self.future = QUERY_THREADS.submit(self.embedder.embed, [query]) if self.embedder else None
+
+    def vector(self) -> np.ndarray:
+        """The vector; EmbedderUnavailable when search is off or the embedder failed in any way."""
+        if self.future is None:
+            raise EmbedderUnavailable("search is off")
+        try:
+            return self.future.result()[0]
+        except EmbedderUnavailable:
+            raise
+        except Exception as error:  # a broken model file or runtime counts as "down"
+            raise EmbedderUnavailable(f"{type(error).__name__}: {error}") from error
 
 
 def embed_one(config, text: str) -> tuple[bytes, str] | None:

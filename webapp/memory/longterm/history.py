@@ -3,7 +3,7 @@ from sqlalchemy import select
 
 from ...extensions import db
 from ...models import Conversation, Turn
-from .embeddings import embed_one
+from .embeddings import QueryEmbedding, embed_one
 from .keywords import turn_ids
 from .models import TurnVector
 from .recall import rank_hybrid
@@ -41,13 +41,14 @@ def describe_turn(turn: Turn, conversation: Conversation) -> str:
 
 def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], str]:
     """This person's own turns best first (never anybody else's), and the mode that ranked them."""
+    embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     half = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"] // 2, 1)
     keyword_ids = turn_ids(user, query, half)
     recent_ids = list(db.session.scalars(
         select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
         .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
                Turn.outcome != "pending").order_by(Turn.id.desc()).limit(half)))
-    ranked, mode = rank_hybrid(query, keyword_ids, recent_ids, turn_vectors, config, limit)
+    ranked, mode = rank_hybrid(embedding, keyword_ids, recent_ids, turn_vectors, config, limit)
     rows = {t.id: (t, c) for t, c in db.session.execute(
         select(Turn, Conversation).join(Conversation, Conversation.id == Turn.conversation_id)
         .where(Turn.id.in_([r.id for r in ranked]), Conversation.user_id == user.id))}

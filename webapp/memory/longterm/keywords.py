@@ -15,6 +15,7 @@ STOPWORDS = set("""a an the is are was were be been am i me my we our you your i
 for and or but with what which who whom how when where why do does did can could would should will
 please tell know about that this there here any some have has had not no so if as at by from""".split())
 MAX_QUERY_WORDS = 12
+COMMON_WORD_MIN_ROWS = 1000  # below this, scoring every match is cheap: keep every word
 
 SQLITE_DDL = {
     "memories_fts": ("memories", "content"),
@@ -65,9 +66,9 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_QUERY_WORDS]
 
 
-def ranked(statement_for, query: str, limit: int) -> list[int]:
+def ranked(statement_for, fts_name: str, indexed, id_column, query: str, limit: int) -> list[int]:
     """Ids best match first; any word may match (OR), the ranking rewards matching more."""
-    words = query_words(query)
+    words = informative(query_words(query), fts_name, indexed, id_column)
     if not words:
         return []
     if db.engine.dialect.name == "postgresql":
@@ -75,6 +76,30 @@ def ranked(statement_for, query: str, limit: int) -> list[int]:
     else:
         statement = statement_for(sqlite_match, " OR ".join(f'"{w}"' for w in words))
     return list(db.session.scalars(statement.limit(limit)))
+
+
+def informative(words: list[str], fts_name: str, indexed, id_column) -> list[str]:
+    """Drop words found in over half of all rows: their IDF is below ln 2, they barely rank, and
+    scoring every row they match is what would make a search slow at scale. One statement."""
+    rows = select(func.coalesce(func.max(id_column), 0)).scalar_subquery()
+    enough = rows.op("/")(2) + 1  # integer division in SQLite and PostgreSQL alike
+    counts = [select(func.count()).select_from(matching(word, fts_name, indexed, id_column)
+                                               .limit(enough).subquery()).scalar_subquery()
+              for word in words]
+    total, *hits = db.session.execute(select(rows, *counts)).one()
+    if (total or 0) < COMMON_WORD_MIN_ROWS:
+        return words
+    return [word for word, count in zip(words, hits) if count <= total // 2]
+
+
+def matching(word: str, fts_name: str, indexed, id_column):
+    """Rows containing one word (stemmed, as the index stores it)."""
+    if db.engine.dialect.name == "postgresql":
+        vector = func.to_tsvector(literal_column("'english'"), indexed)
+        return select(id_column).where(vector.op("@@")(
+            func.plainto_tsquery(literal_column("'english'"), word)))
+    return (select(literal_column("rowid")).select_from(table(fts_name))
+            .where(text(f"{fts_name} MATCH :word_{word}").bindparams(**{f"word_{word}": f'"{word}"'})))
 
 
 def sqlite_match(fts_name: str, indexed, match: str):
@@ -97,7 +122,7 @@ def memory_ids(condition, query: str, limit: int) -> list[int]:
         if fts is not None:
             base = base.join(fts, rowid == Memory.id)
         return base.where(matches, condition).order_by(order)
-    return ranked(statement, query, limit)
+    return ranked(statement, "memories_fts", Memory.content, Memory.id, query, limit)
 
 
 def turn_ids(user, query: str, limit: int) -> list[int]:
@@ -111,4 +136,5 @@ def turn_ids(user, query: str, limit: int) -> list[int]:
         return base.where(matches, Conversation.user_id == user.id,
                           Conversation.tenant_id == user.tenant_id,
                           Turn.outcome != "pending").order_by(order)
-    return ranked(statement, query, limit)
+    return ranked(statement, "turns_fts", Turn.question + " " + Turn.answer, Turn.id, query,
+                  limit)

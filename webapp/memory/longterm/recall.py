@@ -13,7 +13,7 @@ import numpy as np
 from sqlalchemy import select
 
 from ...extensions import db
-from .embeddings import EmbedderUnavailable, from_bytes, get_embedder
+from .embeddings import EmbedderUnavailable, QueryEmbedding, from_bytes
 from .keywords import memory_ids
 from .models import Memory
 from .scopes import SessionScope
@@ -39,18 +39,16 @@ def fuse(rankings: list[list[int]]) -> dict[int, float]:
     return scores
 
 
-def rank_hybrid(query: str, keyword_ids: list[int], recent_ids: list[int],
+def rank_hybrid(embedding: QueryEmbedding, keyword_ids: list[int], recent_ids: list[int],
                 load_vectors: Callable[[list[int]], list[tuple[int, bytes | None, str | None]]],
                 config, limit: int) -> tuple[list[Ranked], str]:
     """Fuse keyword ranks with similarity ranks (or recency ranks without an embedder)."""
     candidates = list(dict.fromkeys(keyword_ids + recent_ids))
     keyword_rank = {id_: rank for rank, id_ in enumerate(keyword_ids, 1)}
     similarity: dict[int, float] = {}
-    embedder, mode = get_embedder(config), HYBRID
+    embedder, mode = embedding.embedder, HYBRID
     try:
-        if embedder is None:
-            raise EmbedderUnavailable("search is off")
-        query_vector = embedder.embed([query])[0]
+        query_vector = embedding.vector()
         rows = [(id_, data) for id_, data, model in load_vectors(candidates)
                 if data and model == embedder.name]
         if rows:
@@ -93,11 +91,12 @@ def memory_vectors(ids: list[int]):
 
 def search(scope: SessionScope, query: str, config, limit: int = 5) -> tuple[list, str]:
     """[(memory, why)] best first, within the session's scope, and the mode that ranked them."""
+    embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     half = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"] // 2, 1)
-    keyword_ids = memory_ids(scope.applies(), query, half)
-    recent_ids = list(db.session.scalars(select(Memory.id).where(scope.applies())
+    keyword_ids = memory_ids(scope.applies_clause, query, half)
+    recent_ids = list(db.session.scalars(select(Memory.id).where(scope.applies_clause)
                                          .order_by(Memory.id.desc()).limit(half)))
-    ranked, mode = rank_hybrid(query, keyword_ids, recent_ids, memory_vectors, config, limit)
+    ranked, mode = rank_hybrid(embedding, keyword_ids, recent_ids, memory_vectors, config, limit)
     rows = {m.id: m for m in db.session.scalars(select(Memory).where(
         Memory.id.in_([r.id for r in ranked])))}
     return [(rows[r.id], r.why) for r in ranked], mode

@@ -4,6 +4,7 @@ A session resolves the three axes from a conversation or a person: its tenant, t
 may read (the customer's account and orders), and its subject (the person).
 """
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sqlalchemy import and_, or_, select
 
@@ -40,6 +41,10 @@ class SessionScope:
     def words(self) -> list[str]:
         """The scopes this session can write to, as the distiller and the tools offer them."""
         return [TENANT_WORD, ACCOUNT] + ([ORDER] if self.orders else [])
+
+    @cached_property
+    def applies_clause(self):
+        return self.applies()
 
     def applies(self):
         """SQL condition: memories of this tenant, about it or this session's memorables,
