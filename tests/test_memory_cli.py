@@ -105,3 +105,13 @@ def test_distil_inactive_and_search_commands(runner, app):
     found = run(runner, "search", "pay card")
     assert f"{conversation}#turn-0" in found and "pay by card" in found
     assert "0 result(s)" in run(runner, "search", "pay card", "--user", "sam@example.com")
+
+
+def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
+    run(runner, "memories", "add", "Alex prefers email over phone.")
+    ask(alex, "Where is my parcel?")
+    refused = runner.invoke(args=["memories", "embed"])
+    assert refused.exit_code != 0 and "NIMBUS_MEMORY_SEARCH" in refused.output
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    assert "Embedded 1 memory(ies) and 1 turn(s)" in run(runner, "memories", "embed")
+    assert "Embedded 0 memory(ies) and 0 turn(s)" in run(runner, "memories", "embed")

@@ -1,20 +1,25 @@
 """`flask memories …`, `flask distil-inactive` and `flask search`: long-term memory from the shell.
 
-Every command acts as one person (--user, default the demo customer) and only sees and touches
-the memories that apply to that person's session.
+Every command but `embed` acts as one person (--user, default the demo customer) and only sees
+and touches the memories that apply to that person's session.
 """
 import click
 from flask import current_app
 from flask.cli import AppGroup
+from sqlalchemy import or_, select
 
 from ...cli import add_command, resolve_user, user_option
+from ...extensions import db
+from ...models import Turn
 from .distiller import distil_conversation
-from .history import search_turns
+from .embeddings import get_embedder
+from .history import search_turns, store_turn_vector
 from .jobs import sweep
+from .models import Memory, TurnVector
 from .recall import search as search_memories
 from .scopes import SCOPE_WORDS, InvalidScope, SessionScope, describe
 from .sharing import describe_choice, set_memory_sharing
-from .store import InvalidMemory, delete_memory, newest, remember, visible
+from .store import InvalidMemory, delete_memory, newest, remember, set_vector, visible
 
 memories = AppGroup("memories", help="List, add, delete and search long-term memories.")
 
@@ -101,6 +106,28 @@ def opt_in(email):
     user = resolve_user(email)
     set_memory_sharing(user, True)
     click.echo(f"{user.email}: {describe_choice(user, current_app.config)}")
+
+
+@memories.command("embed")
+def embed_missing():
+    """Give every memory and turn without a vector of the current embedder one (after turning
+    NIMBUS_MEMORY_SEARCH on or switching embedders)."""
+    config = current_app.config
+    embedder = get_embedder(config)
+    if embedder is None:
+        raise click.ClickException("similarity search is off: set NIMBUS_MEMORY_SEARCH=1 first")
+    stale = or_(Memory.embedding.is_(None), Memory.embedding_model != embedder.name)
+    memories_done = 0
+    for memory in db.session.scalars(select(Memory).where(stale)).all():
+        set_vector(memory, config)
+        memories_done += memory.embedding is not None
+    db.session.commit()
+    turns = db.session.scalars(select(Turn).outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
+                               .where(Turn.outcome != "pending", or_(
+                                   TurnVector.turn_id.is_(None),
+                                   TurnVector.embedding_model != embedder.name))).all()
+    turns_done = sum(store_turn_vector(turn, config) for turn in turns)
+    click.echo(f"Embedded {memories_done} memory(ies) and {turns_done} turn(s) with {embedder.name}.")
 
 
 @click.command("distil-inactive")
