@@ -122,6 +122,8 @@ def test_compression_distils_once_turns_leave_the_window(app, alex):
 
 def test_the_sweep_takes_inactive_conversations_with_a_floor_of_one(app, alex):
     conversation = chat(alex, "I prefer email over phone.")
+    assert distil_conversation(conversation.id, app.config["NIMBUS_MEMORY_MIN_MESSAGES"]) == \
+        "waiting: 2 new message(s), 4 needed"  # too little for the compression path
     assert inactive_conversations(app.config) == []
     conversation.updated_at = utcnow() - timedelta(minutes=31)
     db.session.commit()
@@ -176,3 +178,13 @@ def test_an_opted_out_person_is_not_distilled_and_their_window_is_skipped(app, a
     set_memory_sharing(alex, True)
     assert distil_conversation(conversation.id).startswith("waiting")  # never retro-actively
     assert contents(alex) == []
+
+
+def test_the_worker_runs_the_sweep_every_five_minutes(app):
+    from datetime import datetime
+
+    from webapp.jobs import huey
+
+    def due(minute):
+        return [t.name for t in huey.read_periodic(datetime(2026, 1, 1, 10, minute))]
+    assert "distil_inactive_sweep" in due(35) and "distil_inactive_sweep" not in due(36)

@@ -61,6 +61,14 @@ def create_keyword_indexes(metadata, connection, **kw):
             connection.exec_driver_sql(statement)
 
 
+@event.listens_for(db.metadata, "before_drop")
+def drop_keyword_indexes(metadata, connection, **kw):
+    """A dropped table takes its triggers along; its FTS5 index must go too, or it would go stale."""
+    if connection.dialect.name == "sqlite":
+        for name in SQLITE_DDL:
+            connection.exec_driver_sql(f"DROP TABLE IF EXISTS {name}")
+
+
 def query_words(query: str) -> list[str]:
     found = [w for w in re.findall(r"\w+", (query or "").lower()) if w not in STOPWORDS]
     return list(dict.fromkeys(found))[:MAX_QUERY_WORDS]
