@@ -94,4 +94,4 @@ def test_a_small_budget_drops_the_oldest_turns_first(app, alex):
     plan = assemble(conversation, app.config, Policy(budget=300, recent_turns=2))
     kept = [f.seq for f in plan.history.kept()]
     assert kept == sorted(kept) and kept[-1] == 9 and 0 not in kept
-    assert plan.fate_of(0) == (DROPPED, "over the 300-token budget")
+    assert plan.fate_of(0) == (DROPPED, "over the 300-token budget; not yet in the summary")

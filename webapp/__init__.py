@@ -29,7 +29,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     jobs.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
+    from .memory import summary_jobs  # noqa: F401  folds the rolling summary after each turn
 
     from . import cli
     cli.init_app(app)
+    from .memory import context_cli
+    context_cli.init_app(app)
     return app
