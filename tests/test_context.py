@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from webapp.llm.messages import (assistant_message, compact_turn, tool_message, user_message,
                                  validate_turn)
 from webapp.llm.tokens import estimate_messages
-from webapp.memory.context import COMPACTED, DROPPED, FULL, Policy, assemble, plan_compact
+from webapp.memory.context import COMPACTED, DROPPED, FULL, Policy, assemble
+from webapp.memory.strategies import plan_compact
 from webapp.storage import create_conversation, finish_turn, start_turn
 
 

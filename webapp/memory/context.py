@@ -178,5 +178,4 @@ def assemble(conversation, config, policy: Policy | None = None,
 
 
 # Registration happens on import, so every strategy and the summary section always exist.
-from . import summaries  # noqa: E402,F401
-from .strategies import over_budget, plan_compact  # noqa: E402,F401
+from . import strategies, summaries  # noqa: E402,F401
