@@ -4,13 +4,15 @@ import logging
 import pytest
 
 from webapp.extensions import db
+from webapp.jobs import huey
 from webapp.llm.base import ProviderError
 from webapp.llm.messages import assistant_message, user_message
 from webapp.llm.offline import OfflineModel
 from webapp.locks import named_lock
 from webapp.memory import summary_jobs
 from webapp.memory.context import DROPPED, FOLDED, SUMMARIZED, Policy, assemble
-from webapp.memory.summaries import ConversationSummary, cached_summary, refresh_summary
+from webapp.memory.summaries import (ConversationSummary, cached_summary, needs_refresh,
+                                     refresh_summary)
 from webapp.storage import create_conversation, delete_conversation, finish_turn, start_turn
 
 from .conftest import ask
@@ -75,6 +77,15 @@ def test_the_summary_is_folded_only_when_new_turns_fall_off(app, alex):
     assert model.calls == 2 and summary.through_seq > through
 
 
+def test_compact_folds_ahead_so_the_next_turns_need_no_fold(app, alex):
+    conversation = long_conversation(alex, budget=400)
+    assert needs_refresh(conversation, app.config)
+    refresh_summary(conversation, OfflineModel())
+    for i in range(2):
+        save(conversation, "One more bit of small talk " + "z" * 80)
+        assert not needs_refresh(conversation, app.config)
+
+
 def test_the_summary_is_its_own_labelled_section_within_the_budget(app, alex):
     conversation = long_conversation(alex)
     refresh_summary(conversation, OfflineModel())
@@ -108,6 +119,7 @@ def test_turns_not_yet_folded_say_so(app, alex):
 
 
 def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, caplog):
+    huey.flush()
     monkeypatch.setattr(summary_jobs, "get_provider",
                         lambda config: ScriptedModel(*[ProviderError("down")] * 50))
     conversation = create_conversation(alex)
@@ -117,6 +129,8 @@ def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, capl
         assert answer
     assert cached_summary(conversation) is None  # rolled back, to be retried
     assert "Unhandled exception in task" in caplog.text
+    retries = [t.retries for t in huey.scheduled() if t.name == "fold_summary"]
+    assert retries and set(retries) == {1}  # queued again, with one retry left of two
 
 
 def test_a_busy_lock_skips_the_fold(app, alex, monkeypatch):
