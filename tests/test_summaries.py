@@ -1,4 +1,4 @@
-"""The rolling summary: folded in the background when turns fall off, cached, sent as its own section."""
+"""The rolling summary: folded in the background when turns fall off, cached, its own section."""
 import logging
 
 import pytest
@@ -39,6 +39,7 @@ def save(conversation, question, answer="Noted."):
 def long_conversation(user, turns=12, budget=200, **settings):
     conversation = create_conversation(user)
     conversation.settings = {"budget": budget, **settings}
+    db.session.commit()
     save(conversation, "My name is Dara. I prefer email.", "Nice to meet you, Dara!")
     for i in range(turns - 1):
         save(conversation, "Just some small talk " + "x" * 80, "Small talk back.")
@@ -51,8 +52,11 @@ def long_conversation(user, turns=12, budget=200, **settings):
 ])
 def test_a_fact_from_turn_1_is_recalled_at_turn_40_only_through_the_summary(
         app, alex, strategy, settings, expected):
+    # Only the conversation's own context may recall it here, not long-term memory.
+    app.config.update(NIMBUS_MEMORY_TOOLS=False, NIMBUS_MEMORY_DISTIL_ON_COMPRESS=False)
     conversation = create_conversation(alex)
     conversation.strategy, conversation.settings = strategy, settings
+    db.session.commit()
     ask(alex, "My name is Dara.", conversation)
     for i in range(38):
         ask(alex, FILLER[i % len(FILLER)], conversation)
@@ -124,6 +128,7 @@ def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, capl
                         lambda config: ScriptedModel(*[ProviderError("down")] * 50))
     conversation = create_conversation(alex)
     conversation.settings = {"budget": 150}
+    db.session.commit()
     for question in ["My name is Dara.", *FILLER, *FILLER]:
         answer, _, _ = ask(alex, question, conversation)
         assert answer
@@ -167,6 +172,7 @@ def test_summaries_are_logged_not_raised_when_the_queue_fails(app, alex, monkeyp
     monkeypatch.setattr(summary_jobs, "fold_summary", broken)
     conversation = create_conversation(alex)
     conversation.settings = {"budget": 150}
+    db.session.commit()
     with caplog.at_level(logging.ERROR):
         for question in FILLER * 3:
             assert ask(alex, question, conversation)[0]
