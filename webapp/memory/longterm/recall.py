@@ -94,9 +94,16 @@ def search(scope: SessionScope, query: str, config, limit: int = 5) -> tuple[lis
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     half = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"] // 2, 1)
     keyword_ids = memory_ids(scope.applies_clause, query, half)
-    recent_ids = list(db.session.scalars(select(Memory.id).where(scope.applies_clause)
-                                         .order_by(Memory.id.desc()).limit(half)))
-    ranked, mode = rank_hybrid(embedding, keyword_ids, recent_ids, memory_vectors, config, limit)
+    recent = db.session.execute(select(Memory.id, Memory.embedding, Memory.embedding_model)
+                                .where(scope.applies_clause)
+                                .order_by(Memory.id.desc()).limit(half)).all()
+    recent_ids = [row[0] for row in recent]
+
+    def vectors(ids: list[int]):
+        """The newest rows came with their vectors; fetch only the keyword hits' others."""
+        missing = set(ids) - set(recent_ids)
+        return list(recent) + (memory_vectors(list(missing)) if missing else [])
+    ranked, mode = rank_hybrid(embedding, keyword_ids, recent_ids, vectors, config, limit)
     rows = {m.id: m for m in db.session.scalars(select(Memory).where(
         Memory.id.in_([r.id for r in ranked])))}
     return [(rows[r.id], r.why) for r in ranked], mode
