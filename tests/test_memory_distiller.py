@@ -200,3 +200,13 @@ def test_the_instructions_can_be_replaced_but_not_the_output_shape(app, alex, tm
     prompt = model.requests[0][0]["content"]
     assert prompt.startswith("Keep only what Alex Rivera says about deliveries at Nimbus Demo Shop.")
     assert MARKER in prompt and '"enum": ["workspace", "account", "order"]' in prompt
+
+
+def test_remember_that_we_always_is_shared_with_the_account(app, alex, sam):
+    conversation = chat(alex, "Remember that we always pay by invoice.")
+    distil_conversation(conversation.id)
+    memory = newest(SessionScope.for_user(alex), 1)[0]
+    assert memory.content == 'Alex Rivera says: "We always pay by invoice."'
+    assert (memory.memorable_type, memory.memorable_id, memory.subject_id) == ("account", alex.id,
+                                                                               None)
+    assert contents(sam) == []
