@@ -38,9 +38,13 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .memory import longterm
     longterm.init_app(app)
 
+    from .memory import summary_jobs  # noqa: F401  folds the rolling summary after each turn
+
     from . import chat
     app.register_blueprint(chat.bp)
 
     from . import cli
     cli.init_app(app)
+    from .memory import context_cli
+    context_cli.init_app(app)
     return app
