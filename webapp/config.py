@@ -14,6 +14,7 @@ DEFAULTS = {
     "NIMBUS_MAX_STEPS": 6,  # agent loop: model calls per turn
     "NIMBUS_MAX_REPEAT_CALLS": 1,  # agent loop: identical tool calls allowed per turn
     "NIMBUS_MAX_MESSAGE_CHARS": 8000,
+    "NIMBUS_VIEWER_PAGE_TURNS": 50,  # viewer: stored turns shown per page
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
     "NIMBUS_LOCK_TIMEOUT": 120.0,  # seconds a conversation lock may be held before it is stale
@@ -22,7 +23,7 @@ DEFAULTS = {
 }
 
 INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
-            "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS"}
+            "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "NIMBUS_VIEWER_PAGE_TURNS"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT"}
 BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE"}
 
