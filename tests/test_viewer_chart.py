@@ -1,8 +1,8 @@
 """The cost chart and the request gauge: totals, percentages and coordinates on known numbers."""
 import pytest
 
-from webapp.viewer.chart import (BOTTOM, LEFT, PANEL_HEIGHT, RIGHT, TOP, WIDTH, cost_chart,
-                                 nice_step, request_gauge)
+from webapp.viewer.chart import BOTTOM, LEFT, PANEL_HEIGHT, RIGHT, TOP, WIDTH, cost_chart, nice_step
+from webapp.viewer.gauge import request_gauge
 
 PLOT_HEIGHT = PANEL_HEIGHT - TOP - BOTTOM
 
@@ -26,6 +26,10 @@ def test_per_turn_panel_coordinates():
     assert per_turn.y_ticks[0].position == baseline and per_turn.y_ticks[-1].position == TOP
     assert per_turn.resend[-1] == (LEFT + plot_width, TOP)  # 1000 of 1000: the top
     assert per_turn.sent[0][1] == baseline - PLOT_HEIGHT / 10  # 100 of 1000
+    second = per_turn.markers[1]
+    assert (second.turn, second.sent, second.resend) == (2, 150, 300)
+    assert (second.x, second.sent_y, second.resend_y) == (per_turn.sent[1][0], per_turn.sent[1][1],
+                                                          per_turn.resend[1][1])
     assert per_turn.sent_path.startswith(f"{LEFT},{baseline - PLOT_HEIGHT / 10:g} ")
 
 

@@ -1,6 +1,7 @@
 """The viewer's report: fates from assemble(), the as-sent column, what-if, pages, sections."""
 import pytest
 
+from webapp.cli import message_lines
 from webapp.llm import get_provider
 from webapp.llm.openai_provider import to_openai_messages
 from webapp.memory import context
@@ -147,3 +148,17 @@ def test_what_if_refuses_bad_values(values, message):
 
 def test_empty_what_if_fields_keep_the_conversations_own():
     assert parse_what_if({"strategy": "", "budget": " ", "recent_turns": "3"}) == {"recent_turns": 3}
+
+
+@pytest.mark.parametrize("what_if", [{}, {"budget": str(DROPPING_BUDGET)},
+                                     {"recent_turns": "0", "budget": "60"}])
+def test_show_context_prints_the_same_request(app, alex, runner, what_if):
+    conversation = refund_conversation(alex)
+    report = build_report(conversation, app.config,
+                          what_if_policy(conversation, app.config, what_if))
+    flags = [arg for name, value in what_if.items()
+             for arg in (f"--{name.replace('_', '-')}", value)]
+    result = runner.invoke(args=["show", conversation.id, "--context", *flags])
+    header, printed = result.output.split("\n", 1)
+    assert header.startswith(f"Context sent with the next question ({report.plan.total_tokens} tokens")
+    assert printed == "\n".join(message_lines(report.plan.messages)) + "\n"

@@ -152,8 +152,10 @@ def ask(question, conversation_id, trace, email):
               help="Print exactly what the model will receive with the next question.")
 @click.option("--strategy", default=None, help="Preview another context strategy (changes nothing).")
 @click.option("--budget", type=int, default=None, help="Preview another history budget in tokens.")
+@click.option("--recent-turns", type=int, default=None,
+              help="Preview another number of newest turns sent in full.")
 @user_option
-def show(conversation_id, as_context, strategy, budget, email):
+def show(conversation_id, as_context, strategy, budget, recent_turns, email):
     """Print a stored conversation, or with --context what the next request will send."""
     from .memory.context import Policy, assemble
     conversation = owned(conversation_id, resolve_user(email))
@@ -166,7 +168,8 @@ def show(conversation_id, as_context, strategy, budget, email):
         return
     try:
         policy = Policy.for_conversation(conversation, current_app.config,
-                                         strategy=strategy, budget=budget)
+                                         strategy=strategy, budget=budget,
+                                         recent_turns=recent_turns)
         plan = assemble(conversation, current_app.config, policy)
     except ValueError as error:
         raise click.ClickException(str(error)) from None

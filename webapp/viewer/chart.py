@@ -1,5 +1,5 @@
-"""Geometry of the viewer's pictures, computed here so it can be tested: the cost chart (tokens
-sent per turn against resending everything, per turn and cumulative) and the request gauge.
+"""Geometry of the viewer's cost chart, computed here so it can be tested: prompt tokens sent per
+turn against resending the whole history, per turn and cumulative, as SVG coordinates.
 """
 import math
 from dataclasses import dataclass, field
@@ -18,6 +18,16 @@ class Tick:
 
 
 @dataclass
+class Marker:
+    turn: int
+    x: float
+    sent_y: float
+    resend_y: float
+    sent: int
+    resend: int
+
+
+@dataclass
 class Panel:
     title: str
     top: float  # y of the panel's top edge in the whole SVG
@@ -25,6 +35,7 @@ class Panel:
     y_ticks: list[Tick]
     sent: list[tuple[float, float]]
     resend: list[tuple[float, float]]
+    markers: list[Marker] = field(default_factory=list)
 
     @property
     def sent_path(self) -> str:
@@ -38,6 +49,10 @@ class Panel:
     def baseline(self) -> float:
         return self.top + PANEL_HEIGHT - BOTTOM
 
+    @property
+    def title_y(self) -> float:
+        return self.top + TOP - 10
+
 
 @dataclass
 class CostChart:
@@ -49,6 +64,8 @@ class CostChart:
     width: int = WIDTH
     height: int = 0
     markers: bool = True
+    plot_left: int = LEFT
+    plot_right: int = WIDTH - RIGHT
 
     @property
     def total_sent(self) -> int:
@@ -98,7 +115,8 @@ def x_positions(count: int) -> list[float]:
     return [round(LEFT + i * plot / (count - 1), 1) for i in range(count)]
 
 
-def panel(title: str, top: float, xs: list[float], sent: list[int], resend: list[int]) -> Panel:
+def panel(title: str, top: float, turns: list[int], xs: list[float], sent: list[int],
+          resend: list[int]) -> Panel:
     step = nice_step(max(sent + resend + [1]) / 4)
     max_value = step * max(1, math.ceil(max(sent + resend + [1]) / step))
     plot = PANEL_HEIGHT - TOP - BOTTOM
@@ -107,8 +125,9 @@ def panel(title: str, top: float, xs: list[float], sent: list[int], resend: list
         return round(top + TOP + plot - value / max_value * plot, 1)
 
     ticks = [Tick(v, y(v), f"{v:,}") for v in range(0, max_value + 1, step)]
-    return Panel(title, top, max_value, ticks, list(zip(xs, map(y, sent))),
-                 list(zip(xs, map(y, resend))))
+    markers = [Marker(turn, x, y(s), y(r), s, r) for turn, x, s, r in zip(turns, xs, sent, resend)]
+    return Panel(title, top, max_value, ticks, [(m.x, m.sent_y) for m in markers],
+                 [(m.x, m.resend_y) for m in markers], markers)
 
 
 def turn_ticks(turns: list[int], xs: list[float], most: int = 12) -> list[Tick]:
@@ -126,50 +145,9 @@ def cost_chart(turns: list[int], sent: list[int], resend: list[int]) -> CostChar
         return chart
     xs = x_positions(len(turns))
     chart.panels = [
-        panel("Prompt tokens per turn", 0, xs, chart.sent, chart.resend),
-        panel("Cumulative prompt tokens", PANEL_HEIGHT, xs, list(accumulate(chart.sent)),
-              list(accumulate(chart.resend)))]
+        panel("Prompt tokens per turn", 0, chart.turns, xs, chart.sent, chart.resend),
+        panel("Cumulative prompt tokens", PANEL_HEIGHT, chart.turns, xs,
+              list(accumulate(chart.sent)), list(accumulate(chart.resend)))]
     chart.x_ticks = turn_ticks(chart.turns, xs)
     chart.height = PANEL_HEIGHT * len(chart.panels)
     return chart
-
-
-@dataclass
-class Segment:
-    name: str
-    tokens: int
-    start: float  # percent of the gauge's width
-    width: float
-
-
-@dataclass
-class Gauge:
-    """The next request as one bar: its sections in order, and where the history budget ends."""
-    segments: list[Segment]
-    total: int
-    history: int
-    budget: int
-    budget_mark: float  # percent of the width where the history would reach its budget
-
-    @property
-    def history_percent(self) -> int:
-        return round(100 * self.history / self.budget) if self.budget else 100
-
-    @property
-    def over_budget(self) -> bool:
-        return self.history > self.budget
-
-
-def request_gauge(sections: list[tuple[str, int]], budget: int) -> Gauge:
-    """Scale the sections (history last) so the bar also shows room left under the budget."""
-    total = sum(tokens for _, tokens in sections)
-    history = sum(tokens for name, tokens in sections if name == "history")
-    before_history = total - history
-    scale = max(total, before_history + budget, 1)
-    segments, start = [], 0.0
-    for name, tokens in sections:
-        width = round(100 * tokens / scale, 2)
-        segments.append(Segment(name, tokens, round(start, 2), width))
-        start += width
-    return Gauge(segments, total, history, budget,
-                 round(100 * (before_history + budget) / scale, 2))

@@ -12,7 +12,8 @@ from sqlalchemy import select
 from ..extensions import db
 from ..memory.context import STRATEGIES, ContextPlan, Policy, Section, assemble
 from ..models import Conversation, Turn
-from .chart import CostChart, Gauge, cost_chart, request_gauge
+from .chart import CostChart, cost_chart
+from .gauge import Gauge, request_gauge
 
 SECTION_TITLES = {"system": "System prompt", "memory": "Long-term memory",
                   "summary": "Rolling summary", "history": "Conversation history"}
