@@ -1,4 +1,6 @@
 """Shared fixtures: an app on a temporary SQLite database with the demo shop, and helpers."""
+import re
+
 import pytest
 
 from webapp import create_app
@@ -7,6 +9,7 @@ from webapp.agent.loop import run_turn
 from webapp.database import create_schema
 from webapp.extensions import db
 from webapp.llm.offline import OfflineModel
+from webapp.models import User
 from webapp.storage import create_conversation, start_turn
 
 
@@ -18,6 +21,7 @@ def app(tmp_path):
         create_schema()
         seed_demo(app.config["NIMBUS_DEMO_TENANT"])
         yield app
+        wait_for_replies(app)
         db.session.remove()
         db.engine.dispose()
 
@@ -49,3 +53,43 @@ def ask(user, question, conversation=None, provider=None):
     events = list(run_turn(turn, provider or OfflineModel()))
     answer = next(e.data["text"] for e in events if e.kind == "answer")
     return answer, conversation, events
+
+
+@pytest.fixture
+def guest(client):
+    """A browser's client: it opened the chat page, so it has a guest session and sends the CSRF token."""
+    page = client.get("/")
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)"', page.text).group(1)
+    client.environ_base["HTTP_X_CSRFTOKEN"] = token
+    return client
+
+
+def guest_user(client):
+    """The User behind a test client's session."""
+    with client.session_transaction() as session:
+        return db.session.get(User, session["user_id"])
+
+
+def sse_events(body: str) -> list[tuple[str, str]]:
+    """(event, data) pairs of a server-sent event stream, multi-line data joined as the browser does."""
+    events = []
+    for block in body.split("\n\n"):
+        lines = block.split("\n")
+        names = [line[len("event: "):] for line in lines if line.startswith("event: ")]
+        if names:
+            events.append((names[0], "\n".join(line[len("data: "):] for line in lines
+                                                if line.startswith("data: "))))
+    return events
+
+
+def use_provider(app, provider):
+    """Make every reply of this app come from `provider`."""
+    app.extensions["provider_factory"] = lambda config: provider
+    return provider
+
+
+def wait_for_replies(app, timeout=10):
+    """Let the background runs of this app finish (a test must not end with a reply half-saved)."""
+    for run in list(app.extensions.get("turn_runs", {}).values()):
+        run.thread.join(timeout)
+        assert not run.thread.is_alive(), "a reply is still being written"

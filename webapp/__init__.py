@@ -25,10 +25,19 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .database import init_app as init_database
     init_database(app)
 
-    from . import jobs
+    from .extensions import csrf, htmx
+    csrf.init_app(app)  # before identity: a forged request is refused before anything is created
+    htmx.init_app(app)
+
+    from . import identity, jobs, rendering
     jobs.init_app(app)
+    identity.init_app(app)
+    rendering.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
+
+    from . import chat
+    app.register_blueprint(chat.bp)
 
     from . import cli
     cli.init_app(app)

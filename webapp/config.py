@@ -20,11 +20,15 @@ DEFAULTS = {
     "NIMBUS_LOCK_TIMEOUT": 120.0,  # seconds a conversation lock may be held before it is stale
     "REDIS_URL": None,
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
+    "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
+    "SESSION_COOKIE_SAMESITE": "Lax",
+    "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
 }
 
 INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
-            "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "NIMBUS_VIEWER_PAGE_TURNS"}
-FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT"}
+            "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
+            "NIMBUS_VIEWER_PAGE_TURNS"}
+FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT", "NIMBUS_STOP_WAIT"}
 BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE"}
 
 

@@ -33,6 +33,18 @@ def list_conversations(user: User) -> list[Conversation]:
                                    .order_by(Conversation.updated_at.desc())))
 
 
+def get_turn(conversation: Conversation, seq: int) -> Turn | None:
+    return db.session.scalar(select(Turn).where(Turn.conversation_id == conversation.id,
+                                                Turn.seq == seq))
+
+
+def pending_turn(conversation: Conversation) -> Turn | None:
+    """The turn whose reply is still being written, if any."""
+    return db.session.scalar(select(Turn).where(
+        Turn.conversation_id == conversation.id, Turn.outcome == "pending")
+        .order_by(Turn.seq.desc()).limit(1))
+
+
 def start_turn(conversation: Conversation, question: str) -> Turn:
     """Store the question at once as a pending turn; a retry of the same pending question reuses it."""
     db.session.refresh(conversation)  # another worker may have added turns since we loaded it

@@ -14,3 +14,9 @@ def get_provider(config) -> "ChatProvider":
         )
     from .offline import OfflineModel
     return OfflineModel()
+
+
+def provider_for(app) -> "ChatProvider":
+    """The app's provider; tests swap the factory in app.extensions["provider_factory"]."""
+    factory = app.extensions.get("provider_factory", get_provider)
+    return factory(app.config)

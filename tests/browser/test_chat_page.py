@@ -1,0 +1,156 @@
+"""The chat page in a real browser: streamed replies, reload, other visitors, HTML that runs nothing."""
+import os
+import re
+
+import pytest
+from playwright.sync_api import expect
+from sqlalchemy import func, select
+
+from tests.fakes.paced_model import PacedModel
+from tests.fakes.scripted_model import ScriptedModel
+from webapp.extensions import db
+from webapp.models import Conversation, Turn
+
+SEED = ["Can I get a refund for order #1043?", "OK. What about my other order, 1042?", "Yes please."]
+
+
+def send(page, message, seq):
+    """Type a message, press Enter, and wait for its reply to finish streaming."""
+    page.get_by_label("Message Nimbus").fill(message)
+    page.get_by_label("Message Nimbus").press("Enter")
+    expect(page.locator(f"#turn-{seq}-answer:not(.is-streaming)")).to_be_visible()
+
+
+def stream_requests(page) -> list[str]:
+    urls = []
+    page.on("request", lambda request: urls.append(request.url) if "/stream" in request.url else None)
+    return urls
+
+
+def stored(live_app, model) -> int:
+    with live_app.app_context():
+        return db.session.scalar(select(func.count()).select_from(model))
+
+
+@pytest.fixture
+def reply_with(live_app, monkeypatch):
+    """Make the live app's model say something else for the rest of a test."""
+    def use(provider):
+        monkeypatch.setitem(live_app.extensions, "provider_factory", lambda config: provider)
+        return provider
+    return use
+
+
+def test_refund_conversation_streams_and_reloads_whole(page, artifacts):
+    streams = stream_requests(page)
+    page.goto("/")
+    expect(page.get_by_role("status").filter(has_text="Offline demo model")).to_be_visible()
+    for seq, message in enumerate(SEED):
+        send(page, message, seq)
+    answers = page.locator(".message--assistant")
+    expect(answers.nth(0)).to_contain_text("refunds are only possible within 14 days")
+    expect(answers.nth(1)).to_contain_text("order #1042 is eligible for a refund")
+    expect(answers.nth(2).locator(".tool-steps summary")).to_contain_text("Opened ticket #")
+    ticket = re.search(r"ticket #(\d+)", answers.nth(2).locator(".markdown").inner_text()).group(1)
+    expect(page.locator(".conversation-item.is-open")).to_contain_text(SEED[0])
+    expect(page.get_by_role("link", name="Viewer")).to_have_attribute(
+        "href", re.compile(r"^/c/[0-9a-f]{32}/viewer$"))
+    page.locator(".tool-steps summary").nth(1).click()
+    page.screenshot(path=os.path.join(artifacts, "chat-page.png"))
+
+    page.wait_for_timeout(1500)  # a stream that reconnected would do so after its 1 s retry
+    assert len(streams) == 3 and len(set(streams)) == 3
+
+    page.reload()
+    expect(page.locator(".message--user .message-text")).to_have_text(SEED)
+    expect(page.locator(".message--assistant").nth(2)).to_contain_text(f"ticket #{ticket}")
+    expect(page.locator(".message--assistant .tool-steps")).to_have_count(3)
+    page.set_viewport_size({"width": 1024, "height": 640})
+    page.screenshot(path=os.path.join(artifacts, "chat-page-laptop.png"))
+    assert len(streams) == 3  # the finished replies are rendered, not streamed again
+
+
+def test_another_visitor_gets_404_on_the_conversation(page, new_page):
+    page.goto("/")
+    send(page, "Where is my order #1041?", 0)
+    stranger = new_page()
+    assert stranger.goto(page.url).status == 404
+    assert stranger.request.get(page.url + "/turns/0/stream").status == 404
+    assert page.reload().status == 200
+
+
+def test_html_in_messages_and_replies_runs_nothing(page, reply_with):
+    reply_with(ScriptedModel("Here you go: <script>alert('reply')</script> "
+                             "<img src=x onerror=alert('img')> [link](javascript:alert('link'))"))
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto("/")
+    send(page, "<img src=x onerror=alert(1)>", 0)
+    expect(page.locator(".message--user .message-text")).to_have_text("<img src=x onerror=alert(1)>")
+    answer = page.locator("#turn-0-answer .markdown")
+    expect(answer).to_contain_text("<script>alert('reply')</script> <img src=x onerror=alert('img')>")
+    page.locator("#turn-0-answer a", has_text="link").click()  # no href left: goes nowhere
+    page.reload()
+    expect(page.locator("#turn-0-answer .markdown")).to_contain_text("<script>alert('reply')</script>")
+    assert page.locator("#messages script, #messages img, #messages [onerror]").count() == 0
+    assert dialogs == []
+
+
+def test_too_long_message_shows_the_error_and_stores_nothing(page, live_app):
+    page.goto("/")
+    conversations, turns = stored(live_app, Conversation), stored(live_app, Turn)
+    box = page.get_by_label("Message Nimbus")
+    box.fill("x" * 8001)
+    box.press("Enter")
+    expect(page.get_by_role("alert")).to_contain_text("8,001 characters long; the limit is 8,000")
+    expect(box).to_have_value("x" * 8001)  # kept, to be shortened
+    expect(page.locator(".message")).to_have_count(0)
+    assert (stored(live_app, Conversation), stored(live_app, Turn)) == (conversations, turns)
+
+
+def test_stop_keeps_the_partial_answer_and_frees_the_message_box(page, reply_with, artifacts):
+    reply_with(PacedModel(" ".join(["Let me think about that carefully."] * 60), delay=0.05,
+                          tool={"name": "lookup_order", "arguments": {"order_id": 1042}}))
+    page.goto("/")
+    box = page.get_by_label("Message Nimbus")
+    box.fill("Where is order 1042?\nAnd when will it arrive?")
+    box.press("Enter")
+    expect(page.locator("#turn-0-answer .streamed-text")).to_contain_text("Let me think")
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()
+    expect(page.locator("#turn-0-answer .tool-step")).to_contain_text("Looked up order #1042")
+    page.screenshot(path=os.path.join(artifacts, "chat-page-streaming.png"))
+    page.get_by_role("button", name="Stop").click()
+    expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    page.reload()
+    expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+    expect(page.locator("#turn-0-answer .markdown")).to_contain_text("Let me think")
+    expect(page.locator(".message--user .message-text")).to_have_text(
+        "Where is order 1042?\nAnd when will it arrive?")
+
+
+def test_shift_enter_adds_a_line_and_enter_sends(page):
+    page.goto("/")
+    box = page.get_by_label("Message Nimbus")
+    box.type("My name is Dara.")
+    box.press("Shift+Enter")
+    box.type("Hello!")
+    expect(page.locator(".message")).to_have_count(0)
+    box.press("Enter")
+    expect(page.locator(".message--user .message-text")).to_have_text("My name is Dara.\nHello!")
+    expect(box).to_have_value("")
+
+
+def test_rename_and_delete_from_the_sidebar(page):
+    page.goto("/")
+    send(page, "How long does shipping take?", 0)
+    send(page, "Thanks!", 1)
+    page.once("dialog", lambda dialog: dialog.accept("Shipping ☁ questions"))
+    page.get_by_role("button", name="Rename “How long does shipping take?”").click()
+    expect(page.locator(".conversation-item.is-open")).to_contain_text("Shipping ☁ questions")
+    expect(page.locator("#conversation-title")).to_have_text("Shipping ☁ questions")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete “Shipping ☁ questions”").click()
+    expect(page).to_have_url(re.compile(r"/$"))
+    expect(page.locator(".conversation-item")).to_have_count(0)
