@@ -37,7 +37,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
 
     from . import chat
+    from .viewer import views as viewer
     app.register_blueprint(chat.bp)
+    app.register_blueprint(viewer.bp)
 
     from . import cli
     cli.init_app(app)

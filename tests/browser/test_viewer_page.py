@@ -1,0 +1,80 @@
+"""The viewer in a real browser: the seed's refund turns side by side, and a live what-if."""
+import os
+import re
+
+from playwright.sync_api import expect
+
+from webapp.extensions import db
+from webapp.models import Conversation
+
+from tests.viewer_support import DROPPING_BUDGET, REFUND_QUESTIONS
+
+
+def chat(page, questions):
+    """Ask each question in the chat page and wait for its reply to finish."""
+    page.goto("/")
+    box = page.get_by_label("Message Nimbus")
+    for seq, question in enumerate(questions):
+        box.fill(question)
+        box.press("Enter")
+        expect(page.locator(f"#turn-{seq}-answer:not(.is-streaming)")).to_be_visible()
+
+
+def show_context(live_app, conversation_id):
+    """What `flask show ID --context` prints for the conversation, as its owner."""
+    with live_app.app_context():
+        email = db.session.get(Conversation, conversation_id).user.email
+        db.session.remove()
+    result = live_app.test_cli_runner().invoke(
+        args=["show", conversation_id, "--context", "--user", email])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def turn(page, number):
+    return page.locator(f"#turn-{number}")
+
+
+def test_refund_turns_side_by_side_and_a_lower_budget_drops_turn_one(page, live_app, artifacts):
+    chat(page, REFUND_QUESTIONS)
+    page.get_by_role("link", name="Viewer").click()
+    expect(page).to_have_url(re.compile(r"/c/[0-9a-f]{32}/viewer$"))
+    conversation_id = page.url.split("/")[-2]
+
+    first = turn(page, 1)
+    expect(first.locator(".fate")).to_have_text("COMPACTED")
+    expect(first.locator(".stored .msg-call")).to_contain_text('check_refund_eligibility({"order_id": 1043})')
+    expect(first.locator(".sent .msg-call")).to_have_count(0)
+    expect(first.locator(".sent")).to_contain_text("Can I get a refund for order #1043?")
+    for number in (2, 3):
+        expect(turn(page, number).locator(".fate")).to_have_text("FULL")
+        expect(turn(page, number).locator(".stored .msg-call")).to_have_count(1)
+        expect(turn(page, number).locator(".sent .msg-call")).to_have_count(1)
+    expect(page.get_by_text("How to read this page")).to_be_visible()
+    page.screenshot(path=os.path.join(artifacts, "viewer-page.png"), full_page=True)
+
+    before = show_context(live_app, conversation_id)
+    page.get_by_label("History budget (tokens)").fill(str(DROPPING_BUDGET))
+    expect(first.locator(".fate")).to_have_text("DROPPED")
+    expect(first.locator(".reason")).to_have_text(f"over the {DROPPING_BUDGET}-token budget")
+    expect(first.locator(".sent")).to_contain_text("the model will not see this turn")
+    expect(turn(page, 2).locator(".fate")).to_have_text("FULL")
+    expect(page.get_by_role("status").filter(has_text="What-if preview")).to_be_visible()
+    expect(page).to_have_url(re.compile(rf"budget={DROPPING_BUDGET}"))
+    page.screenshot(path=os.path.join(artifacts, "viewer-what-if.png"), full_page=True)
+    assert show_context(live_app, conversation_id) == before
+
+    page.get_by_role("button", name="Apply to this conversation").click()
+    expect(page.get_by_role("status").filter(has_text="Saved: this conversation now uses")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/viewer$"))
+    assert show_context(live_app, conversation_id) != before
+    page.reload()
+    expect(first.locator(".fate")).to_have_text("DROPPED")
+    expect(page.get_by_label("History budget (tokens)")).to_have_value(str(DROPPING_BUDGET))
+
+
+def test_a_stranger_gets_404_on_the_viewer(page, new_page):
+    chat(page, ["Where is my order #1041?"])
+    viewer = page.url.rstrip("/") + "/viewer"
+    assert page.goto(viewer).status == 200
+    assert new_page().goto(viewer).status == 404
