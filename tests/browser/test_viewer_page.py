@@ -51,6 +51,12 @@ def test_refund_turns_side_by_side_and_a_lower_budget_drops_turn_one(page, live_
         expect(turn(page, number).locator(".stored .msg-call")).to_have_count(1)
         expect(turn(page, number).locator(".sent .msg-call")).to_have_count(1)
     expect(page.get_by_text("How to read this page")).to_be_visible()
+    turn(page, 2).locator(".trace summary").click()
+    steps = turn(page, 2).locator(".steps li")
+    expect(steps).to_have_count(4)
+    expect(steps.nth(1)).to_contain_text('tool call check_refund_eligibility({"order_id": 1042})')
+    expect(steps.nth(1).locator(".ms")).to_have_text(re.compile(r"^\d+ ms$"))
+    turn(page, 2).screenshot(path=os.path.join(artifacts, "viewer-turn-trace.png"))
     page.screenshot(path=os.path.join(artifacts, "viewer-page.png"), full_page=True)
 
     before = show_context(live_app, conversation_id)
