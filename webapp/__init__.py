@@ -35,6 +35,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     rendering.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
+    from .memory import longterm
+    longterm.init_app(app)
 
     from . import chat
     from .viewer import views as viewer

@@ -23,13 +23,35 @@ DEFAULTS = {
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
     "SESSION_COOKIE_SAMESITE": "Lax",
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
+    # Long-term memory (webapp/memory/longterm/, docs/memory.md)
+    "NIMBUS_MEMORY_BLOCK_LIMIT": 10,  # memories in every prompt: the newest N in scope
+    "NIMBUS_MEMORY_TOOLS": True,  # save_memory, search_memories, search_history for the model
+    "NIMBUS_MEMORY_SEARCH": False,  # hybrid recall (keywords + embeddings) instead of recency
+    "NIMBUS_MEMORY_EMBEDDINGS": "minilm",  # minilm (embedded) or openai (OPENAI_BASE_URL)
+    "NIMBUS_EMBEDDING_MODEL": "text-embedding-3-small",  # with NIMBUS_MEMORY_EMBEDDINGS=openai
+    "NIMBUS_MEMORY_CANDIDATE_POOL": 200,  # rows scored per search: best keyword hits + newest
+    "NIMBUS_MEMORY_MIN_SIMILARITY": 0.2,  # below it a row needs a keyword hit to be returned
+    "NIMBUS_MEMORY_MODEL": None,  # the distiller's model; None: NIMBUS_MODEL
+    "NIMBUS_MEMORY_PROMPT": None,  # a text file replacing the distiller's instructions
+    "NIMBUS_MEMORY_DISTIL_ON_COMPRESS": True,  # distil once turns leave the history window
+    "NIMBUS_MEMORY_MIN_MESSAGES": 4,  # new messages needed before distilling on compression
+    "NIMBUS_MEMORY_MAX_WINDOW_TURNS": 40,  # turns read per distiller call
+    "NIMBUS_MEMORY_SWEEP": True,  # the worker distils inactive conversations every 5 minutes
+    "NIMBUS_MEMORY_INACTIVE_MINUTES": 30,
+    "NIMBUS_MEMORY_SHARING_DEFAULT": True,  # for people who never chose
+    "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE": False,  # may a chat write shop-wide shared memories?
 }
 
 INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
+            "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",
+            "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",
             "NIMBUS_VIEWER_PAGE_TURNS"}
-FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT", "NIMBUS_STOP_WAIT"}
-BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE"}
+FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT", "NIMBUS_STOP_WAIT",
+              "NIMBUS_MEMORY_MIN_SIMILARITY"}
+BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
+             "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
+             "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"}
 
 
 def coerce(key, value):

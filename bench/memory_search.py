@@ -1,0 +1,118 @@
+"""Benchmark: memory recall latency over 100, 1,000 and 10,000 memories in one scope.
+
+For each size, one customer of a fresh tenant gets that many memories (SQLite in a temporary
+folder, FTS5 index, all-MiniLM-L6-v2 vectors), then two recalls are timed:
+  recency: the prompt block's default, the newest N in scope;
+  hybrid:  search with keywords (FTS5) fused with cosine similarity over the bounded candidate
+           pool, the query's embedding included in the time.
+Vectors come from real MiniLM embeddings of 300 distinct sentences, each reused with a little
+noise, since embedding 11,100 texts one by one would take minutes and the ranking cost does not
+depend on the values. Run: .venv/bin/python bench/memory_search.py
+"""
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+from sqlalchemy import insert  # noqa: E402
+
+from webapp import create_app  # noqa: E402
+from webapp.accounts import get_or_create_tenant, get_or_create_user  # noqa: E402
+from webapp.database import create_schema  # noqa: E402
+from webapp.extensions import db  # noqa: E402
+from webapp.memory.longterm.embeddings import MINILM_NAME, MiniLMEmbedder, to_bytes  # noqa: E402
+from webapp.memory.longterm.models import Memory  # noqa: E402
+from webapp.memory.longterm.recall import for_prompt, search  # noqa: E402
+from webapp.memory.longterm.scopes import SessionScope  # noqa: E402
+
+SIZES = [100, 1_000, 10_000]
+REPEATS = 200
+SUBJECTS = ["email", "phone calls", "the back door", "weekend deliveries", "gift wrapping",
+            "paper invoices", "express shipping", "the espresso grinder", "wool socks",
+            "rain jackets", "card payments", "bank transfers", "the loyalty card", "returns",
+            "the desk lamp"]
+VERBS = ["prefers", "dislikes", "asked about", "complained about", "always wants",
+         "never wants", "was happy with", "is waiting for", "wants updates on", "forgot about",
+         "keeps asking about", "recommended", "is allergic to", "collects", "budgets for",
+         "needs help with", "returned", "reordered", "reviewed", "compared prices of"]
+QUERIES = ["How should we contact this customer?", "Anything about deliveries?",
+           "What do they think of the grinder?", "invoices", "How do they pay?",
+           "Are they waiting for a parcel?", "gift wrapping preferences", "returns"]
+
+
+def sentences() -> list[str]:
+    return [f"The customer {verb} {subject}." for verb in VERBS for subject in SUBJECTS][:300]
+
+
+def build(config, size: int, base_texts: list[str], base_vectors: np.ndarray) -> SessionScope:
+    tenant = get_or_create_tenant(f"bench-{size}", f"Bench {size}")
+    user = get_or_create_user(tenant, f"customer-{size}@bench.invalid", "Bench Customer")
+    db.session.commit()
+    rng = np.random.default_rng(size)
+    rows = []
+    for i in range(size):
+        k = i % len(base_texts)
+        vector = base_vectors[k] + rng.normal(0, 0.02, base_vectors.shape[1]).astype(np.float32)
+        vector /= np.linalg.norm(vector)
+        rows.append({"tenant_id": tenant.id, "subject_id": user.id, "source": "hand",
+                     "content": f"{base_texts[k][:-1]} (note {i}).",
+                     "embedding": to_bytes(vector), "embedding_model": MINILM_NAME})
+    for start in range(0, len(rows), 1000):
+        db.session.execute(insert(Memory), rows[start:start + 1000])
+    db.session.commit()
+    return SessionScope.for_user(user)
+
+
+def timed(call, repeats: int) -> list[float]:
+    for _ in range(10):
+        call(0)
+    times = []
+    for i in range(repeats):
+        started = time.perf_counter()
+        call(i)
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def summary(times: list[float]) -> tuple[float, float]:
+    return statistics.median(times), float(np.percentile(times, 95))
+
+
+def main() -> None:
+    folder = tempfile.mkdtemp(prefix="nimbus-bench-")
+    app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{folder}/bench.db"})
+    with app.app_context():
+        create_schema()
+        started = time.perf_counter()
+        embedder = MiniLMEmbedder()
+        embedder.load()
+        print(f"MiniLM loaded in {(time.perf_counter() - started) * 1000:.0f} ms")
+        base_texts = sentences()
+        base_vectors = embedder.embed(base_texts)
+        single = timed(lambda i: embedder.embed([QUERIES[i % len(QUERIES)]]), REPEATS)
+        print(f"one query embedding: median {summary(single)[0]:.1f} ms, "
+              f"p95 {summary(single)[1]:.1f} ms")
+        recency_config = {**app.config, "NIMBUS_MEMORY_SEARCH": False}
+        hybrid_config = {**app.config, "NIMBUS_MEMORY_SEARCH": True}
+        results = {}
+        for size in SIZES:
+            scope = build(app.config, size, base_texts, base_vectors)
+            recency = timed(lambda i: for_prompt(scope, recency_config), REPEATS)
+            hybrid = timed(lambda i: search(scope, QUERIES[i % len(QUERIES)], hybrid_config,
+                                            limit=10), REPEATS)
+            results[size] = summary(recency), summary(hybrid)
+            print(f"@{size:>6}: recency median {results[size][0][0]:.2f} ms, "
+                  f"p95 {results[size][0][1]:.2f} ms | hybrid median {results[size][1][0]:.2f} "
+                  f"ms, p95 {results[size][1][1]:.2f} ms "
+                  f"(pool {app.config['NIMBUS_MEMORY_CANDIDATE_POOL']})")
+        (_, recency_p95), (_, hybrid_p95) = results[SIZES[-1]]
+        print(f"memory search @{SIZES[-1]}: recency p95 {recency_p95:.1f} ms, "
+              f"similarity p95 {hybrid_p95:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Long-term memory on PostgreSQL: full-text keyword search, hybrid recall, isolation, retention."""
+from sqlalchemy import text
+
+from webapp import create_app
+from webapp.accounts import find_user, get_or_create_tenant, get_or_create_user, seed_demo
+from webapp.database import create_schema
+from webapp.extensions import db
+from webapp.memory.longterm.history import search_turns
+from webapp.memory.longterm.recall import search
+from webapp.memory.longterm.scopes import SessionScope
+from webapp.memory.longterm.store import remember
+from webapp.storage import create_conversation, delete_conversation
+
+from .conftest import ask
+from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh database)
+
+
+def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
+    app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
+                      "NIMBUS_MEMORY_SEARCH": True})
+    with app.app_context():
+        try:
+            create_schema()
+            create_schema()  # idempotent: the full-text indexes are created once
+            seed_demo("demo")
+            alex, sam = find_user("alex@example.com"), find_user("sam@example.com")
+            kim = get_or_create_user(get_or_create_tenant("acme"), "kim@acme.test", "Kim")
+            db.session.commit()
+            indexes = db.session.scalars(text(
+                "SELECT indexname FROM pg_indexes WHERE indexname LIKE '%fulltext'")).all()
+            assert sorted(indexes) == ["ix_memories_fulltext", "ix_turns_fulltext"]
+
+            conversation = create_conversation(alex)
+            remember(SessionScope.for_user(alex), "Alex's parcels go to the back door.",
+                     app.config, source="tool", conversation_id=conversation.id, turn_seq=0)
+            remember(SessionScope.for_user(kim), "Kim's parcels go to the back door.",
+                     app.config, source="hand")
+            found, mode = search(SessionScope.for_user(alex), "parcels", app.config)
+            assert mode == "hybrid" and [m.content for m, _ in found] == [
+                "Alex's parcels go to the back door."]
+            assert "keyword rank 1" in found[0][1]
+            assert search(SessionScope.for_user(sam), "parcels", app.config)[0] == []
+
+            ask(alex, "Where is my parcel going?")
+            results, _ = search_turns(alex, "parcel", app.config)
+            assert len(results) == 1 and search_turns(sam, "parcel", app.config)[0] == []
+
+            delete_conversation(conversation)
+            db.session.expire_all()
+            kept, _ = search(SessionScope.for_user(alex), "parcels", app.config)
+            assert kept[0][0].conversation_id is None
+        finally:
+            db.session.remove()
+            db.engine.dispose()

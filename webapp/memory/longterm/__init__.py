@@ -1,0 +1,11 @@
+"""Long-term memory: scoped memories, the distiller that writes them, recall, tools and opt-out.
+
+Importing the package registers its parts: the memory section of every request, the tools, the
+after-turn hook and jobs, and the offline model's distiller.
+"""
+from . import block, jobs, offline_distiller, tools  # noqa: F401  (they register themselves)
+
+
+def init_app(app) -> None:
+    from . import cli
+    cli.init_app(app)

@@ -1,0 +1,75 @@
+"""The memory block: what earlier conversations established, as a section of every request.
+
+Shared memories are grouped apart from personal ones, so the model never applies one person's
+preference to everybody; with nothing to say the block is the empty string.
+"""
+from flask import current_app
+from sqlalchemy import select
+
+from ...extensions import db
+from ...models import Turn
+from ..context import SECTION_SOURCES, Section, sized
+from .recall import for_prompt
+from .scopes import ACCOUNT, ORDER, SessionScope, describe, scope_label
+
+TITLE = "What you remember about this customer from earlier conversations:"
+
+
+def group_order(pair) -> tuple:
+    """Shared before personal; within each, the shop, then the account, then orders."""
+    memory = pair[0]
+    return (not memory.shared, [None, ACCOUNT, ORDER].index(memory.memorable_type))
+
+
+def render(recalled: list, scope: SessionScope) -> str:
+    """Group (memory, why) pairs under headers; within a group, most relevant (or newest) first."""
+    if not recalled:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for memory, _ in sorted(recalled, key=group_order):
+        label = scope_label(memory)
+        about = "the whole shop" if label == "workspace" else (
+            "their account" if label == "account" else label)
+        if memory.shared:
+            header = f"Shared, about {about} (applies to everyone there):"
+        else:
+            header = f"Personal to {scope.subject_name or 'this person'}, about {about} " \
+                     "(applies to nobody else):"
+        groups.setdefault(header, []).append(f"- {memory.content}")
+    lines = [TITLE]
+    for header, items in groups.items():
+        lines += ["", header, *items]
+    return "\n".join(lines)
+
+
+def prompt_block(scope: SessionScope, config, query: str | None = None) -> str:
+    """Ready to paste into a system prompt; '' when nothing applies to this session."""
+    return render(for_prompt(scope, config, query)[0], scope)
+
+
+def pending_question(conversation) -> str | None:
+    """The question being answered right now, if any: what similarity recall looks for."""
+    return db.session.scalar(select(Turn.question).where(
+        Turn.conversation_id == conversation.id, Turn.seq == conversation.turn_count - 1,
+        Turn.outcome == "pending"))
+
+
+def memory_section(conversation, policy, history) -> Section | None:
+    """The 'memory' section, placed before any summary; None when nothing applies."""
+    config = current_app.config
+    scope = SessionScope.for_conversation(conversation)
+    query = pending_question(conversation) if config.get("NIMBUS_MEMORY_SEARCH") else None
+    recalled, mode = for_prompt(scope, config, query)
+    if not recalled:
+        return None
+    messages = [{"role": "system", "content": render(recalled, scope)}]
+    detail = {"mode": mode, "memories": [
+        {"id": m.id, "content": m.content, "scope": describe(m), "shared": m.shared,
+         "source": m.source, "conversation_id": m.conversation_id, "turn_seq": m.turn_seq,
+         "created_at": m.created_at.isoformat(timespec="seconds"), "why": why}
+        for m, why in recalled]}
+    return Section("memory", messages, sized(messages, conversation.token_ratio or 1.0), detail)
+
+
+if memory_section not in SECTION_SOURCES:
+    SECTION_SOURCES.insert(0, memory_section)  # request order: memory before any summary

@@ -1,0 +1,160 @@
+"""`flask memories …`, `flask distil-inactive` and `flask search`: long-term memory from the shell.
+
+Every command but `embed` acts as one person (--user, default the demo customer) and only sees
+and touches the memories that apply to that person's session.
+"""
+import click
+from flask import current_app
+from flask.cli import AppGroup
+from sqlalchemy import or_, select
+
+from ...cli import add_command, resolve_user, user_option
+from ...extensions import db
+from ...models import Turn
+from .distiller import distil_conversation
+from .embeddings import get_embedder
+from .history import search_turns, store_turn_vector
+from .jobs import sweep
+from .models import Memory, TurnVector
+from .recall import search as search_memories
+from .scopes import SCOPE_WORDS, InvalidScope, SessionScope, describe
+from .sharing import describe_choice, set_memory_sharing
+from .store import InvalidMemory, delete_memory, newest, remember, set_vector, visible
+
+memories = AppGroup("memories", help="List, add, delete and search long-term memories.")
+
+
+def line(memory, why: str = "") -> str:
+    source = {"distilled": "distilled", "tool": "saved by tool", "hand": "added by hand"}[memory.source]
+    origin = (f" from {memory.conversation_id}#turn-{memory.turn_seq}"
+              if memory.conversation_id else "")
+    extra = f"  ({why})" if why else ""
+    return (f"#{memory.id:<5} [{describe(memory)}] {memory.content}\n"
+            f"        {source}{origin}, {memory.created_at:%Y-%m-%d %H:%M}{extra}")
+
+
+@memories.command("list")
+@click.option("--limit", default=50, show_default=True)
+@user_option
+def list_memories(limit, email):
+    """List the memories that apply to this person, newest first."""
+    user = resolve_user(email)
+    click.echo(f"{user.email}: {describe_choice(user, current_app.config)}")
+    found = newest(SessionScope.for_user(user), limit)
+    for memory in found:
+        click.echo(line(memory))
+    if not found:
+        click.echo("No memories yet.")
+
+
+@memories.command("add")
+@click.argument("content")
+@click.option("--scope", "word", type=click.Choice(SCOPE_WORDS), default="workspace",
+              show_default=True, help="workspace: the whole shop; account; order (with --order).")
+@click.option("--order", "order_number", type=int, default=None, help="The order number.")
+@click.option("--shared/--personal", default=False, help="Everyone in the scope, or only this person.")
+@user_option
+def add(content, word, order_number, shared, email):
+    """Add a memory by hand (not gated by the opt-out: it is a deliberate act)."""
+    user = resolve_user(email)
+    try:
+        memory, created = remember(SessionScope.for_user(user), content, current_app.config,
+                                   source="hand", word=word, personal=not shared,
+                                   order_number=order_number)
+    except (InvalidScope, InvalidMemory) as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(("Added " if created else "Already known: ") + line(memory))
+
+
+@memories.command("delete")
+@click.argument("memory_id")
+@user_option
+def delete(memory_id, email):
+    """Delete one memory (only one that applies to this person)."""
+    memory = visible(SessionScope.for_user(resolve_user(email)), memory_id)
+    if memory is None:
+        raise click.ClickException(f"no memory {memory_id} for this user")
+    delete_memory(memory)
+    click.echo(f"Deleted memory #{memory_id}.")
+
+
+@memories.command("search")
+@click.argument("query")
+@user_option
+def search(query, email):
+    """Search this person's memories (hybrid with NIMBUS_MEMORY_SEARCH on)."""
+    found, mode = search_memories(SessionScope.for_user(resolve_user(email)), query,
+                                  current_app.config, limit=10)
+    click.echo(f"{len(found)} result(s), ranked by {mode}:")
+    for memory, why in found:
+        click.echo(line(memory, why))
+
+
+@memories.command("opt-out")
+@user_option
+def opt_out(email):
+    """Stop writing new memories for this person (nothing stored is removed)."""
+    user = resolve_user(email)
+    set_memory_sharing(user, False)
+    click.echo(f"{user.email}: {describe_choice(user, current_app.config)}")
+
+
+@memories.command("opt-in")
+@user_option
+def opt_in(email):
+    """Write memories for this person again."""
+    user = resolve_user(email)
+    set_memory_sharing(user, True)
+    click.echo(f"{user.email}: {describe_choice(user, current_app.config)}")
+
+
+@memories.command("embed")
+def embed_missing():
+    """Give every memory and turn without a vector of the current embedder one (after turning
+    NIMBUS_MEMORY_SEARCH on or switching embedders)."""
+    config = current_app.config
+    embedder = get_embedder(config)
+    if embedder is None:
+        raise click.ClickException("similarity search is off: set NIMBUS_MEMORY_SEARCH=1 first")
+    stale = or_(Memory.embedding.is_(None), Memory.embedding_model != embedder.name)
+    memories_done = 0
+    for memory in db.session.scalars(select(Memory).where(stale)).all():
+        set_vector(memory, config)
+        memories_done += memory.embedding is not None
+    db.session.commit()
+    turns = db.session.scalars(select(Turn).outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
+                               .where(Turn.outcome != "pending", or_(
+                                   TurnVector.turn_id.is_(None),
+                                   TurnVector.embedding_model != embedder.name))).all()
+    turns_done = sum(store_turn_vector(turn, config) for turn in turns)
+    click.echo(f"Embedded {memories_done} memory(ies) and {turns_done} turn(s) with {embedder.name}.")
+
+
+@click.command("distil-inactive")
+@click.option("--minutes", type=int, default=None, help="Idle time (default NIMBUS_MEMORY_INACTIVE_MINUTES).")
+def distil_inactive(minutes):
+    """Run the memory sweep now: distil conversations idle for a while, inline."""
+    config = current_app.config
+    if minutes is not None:
+        config = {**config, "NIMBUS_MEMORY_INACTIVE_MINUTES": minutes}
+    done = sweep(config, run=distil_conversation)
+    for conversation_id, outcome in done:
+        click.echo(f"{conversation_id}: {outcome}")
+    click.echo(f"{len(done)} conversation(s) swept.")
+
+
+@click.command("search")
+@click.argument("query")
+@user_option
+def search_history(query, email):
+    """Search this person's own past conversations."""
+    results, mode = search_turns(resolve_user(email), query, current_app.config, limit=10)
+    click.echo(f"{len(results)} result(s), ranked by {mode}:")
+    for r in results:
+        click.echo(f"{r['conversation_id']}#turn-{r['turn']}  {r['content']}  ({r['why']})")
+
+
+def init_app(app) -> None:
+    app.cli.add_command(memories)  # an AppGroup: its commands already run in an app context
+    for command in (distil_inactive, search_history):
+        add_command(app, command)

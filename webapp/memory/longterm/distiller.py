@@ -1,0 +1,160 @@
+"""The distiller: reads what was said since its checkpoint and writes the memories worth keeping.
+
+It costs a model call, so it runs as a background job after the answer went out: when a
+conversation crosses its history budget, and in a sweep of inactive ones. It is conservative,
+advances its checkpoint after success, "nothing found" and failure alike (a failed window would
+likely fail again, and every try is billed), and a lock keeps a second worker off the conversation.
+"""
+import json
+import logging
+import re
+
+from flask import current_app
+from sqlalchemy import select
+
+from ...extensions import db
+from ...llm import get_provider
+from ...llm.base import ProviderError, Reply
+from ...locks import LockBusy, named_lock
+from ...models import Conversation, Turn, utcnow
+from .models import DistillCheckpoint
+from .scopes import TENANT_WORD, InvalidScope, SessionScope
+from .sharing import shares_memories
+from .store import InvalidMemory, remember
+
+log = logging.getLogger(__name__)
+MARKER = "Output format of the memory distiller"
+MAX_MEMORIES_PER_WINDOW = 10
+INSTRUCTIONS = """You are the memory distiller of Nimbus, the support assistant of {shop}.
+Read the excerpt of a conversation with the customer {name} and write down only what is worth
+knowing in later conversations: how they want to be contacted or addressed, stable preferences,
+standing arrangements ("we always…", "we bill fortnightly"), facts about an order that will still
+matter later. Be conservative: when you are not sure a fact is true, lasting and useful, leave it
+out. An empty list is a good answer. Never keep small talk, one-off questions, or what the
+assistant said unless the customer confirmed it.
+Write each memory as one short sentence in the third person, naming {name} instead of "I".
+"personal": true when it applies only to {name}; false when it applies to everyone in its scope."""
+
+
+class DistillError(ValueError):
+    """The model's reply was not the JSON shape the distiller asked for."""
+
+
+def output_schema(scope: SessionScope) -> dict:
+    item = {"content": {"type": "string"}, "scope": {"type": "string", "enum": scope.words()},
+            "personal": {"type": "boolean"}, "turn": {"type": "integer"}}
+    if scope.orders:
+        item["order_number"] = {"type": "integer", "enum": sorted(scope.orders)}
+    return {"type": "object", "required": ["memories"], "properties": {"memories": {
+        "type": "array", "items": {"type": "object", "properties": item,
+                                   "required": ["content", "scope", "personal"]}}}}
+
+
+def system_prompt(conversation, scope: SessionScope, config) -> str:
+    """The instructions (replaceable through NIMBUS_MEMORY_PROMPT), then the fixed output shape."""
+    path = config.get("NIMBUS_MEMORY_PROMPT")
+    template = open(path, encoding="utf-8").read() if path else INSTRUCTIONS
+    instructions = template.replace("{shop}", conversation.tenant.name).replace(
+        "{name}", scope.subject_name or "the customer")
+    return (f"{instructions}\n\n{MARKER}: reply with JSON only, matching this schema.\n"
+            f"{json.dumps(output_schema(scope))}\n"
+            "scope: workspace = the shop as a whole; account = this customer's account; "
+            "order = one of their orders (give order_number). turn: the turn it came from.")
+
+
+def transcript(turns: list[Turn], name: str) -> str:
+    lines = [f"Conversation with {name or 'the customer'}:"]
+    for turn in turns:
+        lines.append(f"[turn {turn.seq}] Customer: {turn.question}")
+        lines.append(f"[turn {turn.seq}] Nimbus: {turn.answer}")
+    return "\n".join(lines)
+
+
+def parse_memories(text: str) -> list[dict]:
+    """The list of memories in the reply; DistillError when it is not the shape asked for."""
+    match = re.search(r"\{.*\}|\[.*\]", text or "", re.S)
+    try:
+        data = json.loads(match.group(0)) if match else None
+    except json.JSONDecodeError as error:
+        raise DistillError(f"the reply was not valid JSON: {error}") from None
+    items = data.get("memories") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise DistillError("the reply had no list of memories")
+    return [item for item in items if isinstance(item, dict) and item.get("content")]
+
+
+def ask_model(messages: list[dict], config, provider=None) -> str:
+    model = config.get("NIMBUS_MEMORY_MODEL") or config["NIMBUS_MODEL"]
+    provider = provider or get_provider({**config, "NIMBUS_MODEL": model})
+    reply = None
+    for chunk in provider.stream(messages, []):
+        if isinstance(chunk, Reply):
+            reply = chunk
+    if reply is None:
+        raise ProviderError("the provider ended without a reply")
+    return reply.text
+
+
+def write_memories(items, conversation, scope, turns, config) -> int:
+    seqs = {t.seq for t in turns}
+    written = 0
+    for item in items[:MAX_MEMORIES_PER_WINDOW]:
+        word = str(item.get("scope") or TENANT_WORD)
+        personal = item.get("personal") is not False
+        if word == TENANT_WORD and not personal and not config["NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"]:
+            personal = True  # one customer's words must not steer the assistant for all others
+        seq = item.get("turn") if item.get("turn") in seqs else turns[-1].seq
+        try:
+            _, created = remember(scope, item["content"], config, source="distilled", word=word,
+                                  personal=personal, order_number=item.get("order_number"),
+                                  conversation_id=conversation.id, turn_seq=seq)
+        except (InvalidScope, InvalidMemory) as error:
+            log.info("distiller: skipped a memory: %s", error)
+            continue
+        written += created
+    return written
+
+
+def advance(checkpoint: DistillCheckpoint, through_seq: int, outcome: str) -> str:
+    db.session.add(checkpoint)
+    checkpoint.distilled_through_seq = through_seq
+    checkpoint.distilled_at = utcnow()
+    checkpoint.last_outcome = outcome[:200]
+    db.session.commit()
+    return outcome
+
+
+def distil_window(conversation_id: str, min_messages: int, config, provider=None) -> str:
+    conversation = db.session.get(Conversation, conversation_id)
+    if conversation is None:
+        return "gone: the conversation was deleted"
+    checkpoint = db.session.get(DistillCheckpoint, conversation_id) or DistillCheckpoint(
+        conversation_id=conversation_id, distilled_through_seq=-1)
+    turns = list(db.session.scalars(select(Turn).where(
+        Turn.conversation_id == conversation_id, Turn.seq > checkpoint.distilled_through_seq,
+        Turn.outcome != "pending").order_by(Turn.seq).limit(config["NIMBUS_MEMORY_MAX_WINDOW_TURNS"])))
+    if not turns or 2 * len(turns) < max(min_messages, 1):
+        return f"waiting: {2 * len(turns)} new message(s), {max(min_messages, 1)} needed"
+    through = turns[-1].seq
+    if not shares_memories(conversation.user, config):
+        return advance(checkpoint, through, "skipped: this person does not share memories")
+    scope = SessionScope.for_conversation(conversation)
+    messages = [{"role": "system", "content": system_prompt(conversation, scope, config)},
+                {"role": "user", "content": transcript(turns, scope.subject_name)}]
+    try:
+        items = parse_memories(ask_model(messages, config, provider))
+    except (ProviderError, DistillError) as error:
+        log.warning("distiller failed on %s through turn %s: %s", conversation_id, through, error)
+        return advance(checkpoint, through, f"failed: {error}")
+    written = write_memories(items, conversation, scope, turns, config)
+    return advance(checkpoint, through, f"wrote {written} memory(ies)" if written
+                   else "nothing found")
+
+
+def distil_conversation(conversation_id: str, min_messages: int = 1, provider=None) -> str:
+    """Distil what is new; a second worker on the same conversation leaves at once."""
+    try:
+        with named_lock(f"distil:{conversation_id}", wait=0):
+            return distil_window(conversation_id, min_messages, current_app.config, provider)
+    except LockBusy:
+        return "busy: another worker is distilling this conversation"

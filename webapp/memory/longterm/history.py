@@ -1,0 +1,62 @@
+"""Conversation search: the same hybrid ranking over a person's own past turns (question + answer)."""
+from sqlalchemy import select
+
+from ...extensions import db
+from ...models import Conversation, Turn
+from .embeddings import QueryEmbedding, embed_one
+from .keywords import turn_ids
+from .models import TurnVector
+from .recall import rank_hybrid
+
+ANSWER_CHARS = 300
+
+
+def turn_text(turn: Turn) -> str:
+    return f"{turn.question}\n{turn.answer}"
+
+
+def store_turn_vector(turn: Turn, config) -> bool:
+    """Embed one finished turn for similarity search; False when search is off or it failed."""
+    vector = embed_one(config, turn_text(turn))
+    if vector is None:
+        return False
+    row = db.session.get(TurnVector, turn.id) or TurnVector(turn_id=turn.id)
+    row.embedding, row.embedding_model = vector
+    db.session.add(row)
+    db.session.commit()
+    return True
+
+
+def turn_vectors(ids: list[int]):
+    return db.session.execute(select(TurnVector.turn_id, TurnVector.embedding,
+                                     TurnVector.embedding_model)
+                              .where(TurnVector.turn_id.in_(ids))).all()
+
+
+def describe_turn(turn: Turn, conversation: Conversation) -> str:
+    answer = turn.answer if len(turn.answer) <= ANSWER_CHARS else turn.answer[:ANSWER_CHARS] + "…"
+    return (f"on {turn.created_at:%Y-%m-%d} (“{conversation.title}”) you asked “{turn.question}” "
+            f"and I answered “{answer}”")
+
+
+def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], str]:
+    """This person's own turns best first (never anybody else's), and the mode that ranked them."""
+    embedding = QueryEmbedding(config, query)  # computed while the candidates are found
+    half = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"] // 2, 1)
+    keyword_ids = turn_ids(user, query, half)
+    recent_ids = list(db.session.scalars(
+        select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
+        .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
+               Turn.outcome != "pending").order_by(Turn.id.desc()).limit(half)))
+    ranked, mode = rank_hybrid(embedding, keyword_ids, recent_ids, turn_vectors, config, limit)
+    rows = {t.id: (t, c) for t, c in db.session.execute(
+        select(Turn, Conversation).join(Conversation, Conversation.id == Turn.conversation_id)
+        .where(Turn.id.in_([r.id for r in ranked]), Conversation.user_id == user.id))}
+    results = []
+    for r in ranked:
+        turn, conversation = rows[r.id]
+        results.append({"conversation_id": conversation.id, "title": conversation.title,
+                        "turn": turn.seq, "question": turn.question,
+                        "created_at": turn.created_at.isoformat(timespec="seconds"),
+                        "content": describe_turn(turn, conversation), "why": r.why})
+    return results, mode

@@ -1,0 +1,88 @@
+"""Background work of long-term memory: distil on compression, the inactive sweep, turn vectors.
+
+All of it runs after the answer has gone out; the worker imports this module (webapp/worker.py).
+"""
+import logging
+from datetime import timedelta
+
+from flask import current_app
+from huey import crontab
+from sqlalchemy import func, select
+
+from ...agent.loop import AFTER_TURN
+from ...extensions import db
+from ...jobs import app_context, enqueue, huey, job
+from ...models import Conversation, Turn, utcnow
+from ..context import COMPACTED, FULL
+from .distiller import distil_conversation
+from .history import store_turn_vector
+from .models import DistillCheckpoint
+
+log = logging.getLogger(__name__)
+SWEEP_BATCH = 200  # conversations per sweep; the next sweep takes the rest
+
+
+@job()
+def distil_job(conversation_id: str, min_messages: int) -> str:
+    outcome = distil_conversation(conversation_id, min_messages)
+    log.info("distil %s: %s", conversation_id, outcome)
+    return outcome
+
+
+@job()
+def embed_turn_job(turn_id: int) -> None:
+    turn = db.session.get(Turn, turn_id)
+    if turn is not None:
+        store_turn_vector(turn, current_app.config)
+
+
+def left_the_window(plan) -> bool:
+    """True once turns were dropped or summarised away: the history crossed its budget."""
+    older = plan.history.older
+    return (any(f.fate not in (FULL, COMPACTED) for f in plan.history.fates)
+            or (older is not None and older[0] not in (FULL, COMPACTED)))
+
+
+def after_turn(turn, plan) -> None:
+    """Queue the distiller on compression (with the configured floor) and the turn's vector."""
+    config = current_app.config
+    if config["NIMBUS_MEMORY_DISTIL_ON_COMPRESS"] and left_the_window(plan):
+        enqueue(distil_job, turn.conversation_id, config["NIMBUS_MEMORY_MIN_MESSAGES"])
+    if config.get("NIMBUS_MEMORY_SEARCH"):
+        enqueue(embed_turn_job, turn.id)
+
+
+def inactive_conversations(config, now=None) -> list[str]:
+    """Conversations idle for the configured minutes with turns the distiller has not read."""
+    cutoff = (now or utcnow()) - timedelta(minutes=config["NIMBUS_MEMORY_INACTIVE_MINUTES"])
+    read_through = func.coalesce(DistillCheckpoint.distilled_through_seq, -1)
+    return list(db.session.scalars(
+        select(Conversation.id)
+        .outerjoin(DistillCheckpoint, DistillCheckpoint.conversation_id == Conversation.id)
+        .where(Conversation.updated_at < cutoff, Conversation.turn_count > 0,
+               read_through < Conversation.turn_count - 1)
+        .order_by(Conversation.updated_at).limit(SWEEP_BATCH)))
+
+
+def sweep(config, run=None) -> list[tuple[str, str]]:
+    """Distil every inactive conversation with a floor of one new message: there is no later
+    chance. `run` distils inline (the CLI); by default each one is queued."""
+    done = []
+    for conversation_id in inactive_conversations(config):
+        if run is None:
+            enqueue(distil_job, conversation_id, 1)
+            done.append((conversation_id, "queued"))
+        else:
+            done.append((conversation_id, run(conversation_id, 1)))
+    return done
+
+
+@huey.periodic_task(crontab(minute="*/5"), name="distil_inactive_sweep")
+def distil_inactive_sweep() -> None:
+    with app_context():
+        if current_app.config["NIMBUS_MEMORY_SWEEP"]:
+            log.info("memory sweep: %d conversation(s) queued", len(sweep(current_app.config)))
+
+
+if after_turn not in AFTER_TURN:
+    AFTER_TURN.append(after_turn)

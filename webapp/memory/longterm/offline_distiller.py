@@ -1,0 +1,71 @@
+"""The offline model's memory distiller: conservative patterns over what the customer said.
+
+It answers only requests carrying the distiller's output format, keeps names, stated preferences,
+"remember that…" and "we always / we bill…" arrangements, and writes nothing for small talk.
+"""
+import json
+import re
+
+from ...llm.offline import TASKS
+from .distiller import MARKER
+from .phrasing import in_third_person
+
+LINE = re.compile(r"^\[turn (\d+)\] Customer: (.*)$", re.M)
+NAME = re.compile(r"(?i:\bmy name is|\bcall me|\bi'm called)\s+([A-Z][\w'-]+)")
+PREFERENCE = re.compile(r"^(?:I (?:prefer|always|never|would rather|'d rather|like to be|"
+                        r"want to be|don't want)\b|please (?:always|never)\b)", re.I)
+ARRANGEMENT = re.compile(r"^we (?:always|never|usually|bill|pay|prefer|use|order|ship|"
+                         r"only)\b", re.I)
+REMEMBER = re.compile(r"^(?:please\s+)?remember(?: that|:)?\s+(.+)", re.I)
+ORDER_NUMBER = re.compile(r"#?\b(\d{4,6})\b")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+
+
+def offered(prompt: str) -> tuple[list[str], list[int]]:
+    """The scope words and order numbers the prompt's schema allows: nothing else is written."""
+    schema = json.loads(prompt.split(MARKER, 1)[1].splitlines()[1])
+    item = schema["properties"]["memories"]["items"]["properties"]
+    return item["scope"]["enum"], item.get("order_number", {}).get("enum", [])
+
+
+def memory_of(sentence: str, name: str, words: list[str], orders: list[int]) -> dict | None:
+    remembered = REMEMBER.match(sentence)
+    fact = remembered.group(1) if remembered else sentence
+    if sentence.endswith("?"):
+        return None
+    if (found := NAME.search(fact)) and "workspace" in words:
+        return {"content": f"Name: {found.group(1)}.", "scope": "workspace", "personal": True}
+    if ARRANGEMENT.match(fact) and "account" in words:
+        return {"content": f'{name} says: "{fact[:1].upper() + fact[1:]}"', "scope": "account",
+                "personal": False}
+    if remembered or PREFERENCE.match(fact):
+        numbers = [int(n) for n in ORDER_NUMBER.findall(fact) if int(n) in orders]
+        content = in_third_person(fact, name)
+        if numbers and "order" in words:
+            return {"content": content, "scope": "order", "order_number": numbers[0],
+                    "personal": False}
+        return {"content": content, "scope": "workspace", "personal": True}
+    return None
+
+
+def distil_offline(messages: list[dict]) -> str | None:
+    if not messages or messages[0]["role"] != "system" or MARKER not in messages[0]["content"]:
+        return None
+    words, orders = offered(messages[0]["content"])
+    excerpt = messages[-1]["content"]
+    name = re.match(r"Conversation with (.+):", excerpt)
+    name = name.group(1) if name else "The customer"
+    found = []
+    for seq, text in LINE.findall(excerpt):
+        for sentence in sentences(text):
+            memory = memory_of(sentence, name, words, orders)
+            if memory is not None:
+                found.append({**memory, "turn": int(seq)})
+    return json.dumps({"memories": found})
+
+
+if distil_offline not in TASKS:
+    TASKS.append(distil_offline)

@@ -1,0 +1,94 @@
+"""The session's scopes in the app's own words: the workspace (tenant), the account, an order.
+
+A session resolves the three axes from a conversation or a person: its tenant, the memorables it
+may read (the customer's account and orders), and its subject (the person).
+"""
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from sqlalchemy import and_, or_, select
+
+from ...extensions import db
+from ...shop.models import Order
+from .models import Memory
+
+TENANT_WORD = "workspace"  # the shop as a whole: memorable NULL
+ACCOUNT, ORDER = "account", "order"
+SCOPE_WORDS = (TENANT_WORD, ACCOUNT, ORDER)
+
+
+class InvalidScope(ValueError):
+    """A scope the session does not have: an unknown word, or an order that is not theirs."""
+
+
+@dataclass(frozen=True)
+class SessionScope:
+    tenant_id: int
+    subject_id: int | None
+    subject_name: str = ""
+    orders: dict[int, int] = field(default_factory=dict)  # order number -> order id
+
+    @classmethod
+    def for_user(cls, user) -> "SessionScope":
+        rows = db.session.execute(select(Order.number, Order.id).where(
+            Order.tenant_id == user.tenant_id, Order.customer_id == user.id))
+        return cls(user.tenant_id, user.id, user.name, {number: id_ for number, id_ in rows})
+
+    @classmethod
+    def for_conversation(cls, conversation) -> "SessionScope":
+        return cls.for_user(conversation.user)
+
+    def words(self) -> list[str]:
+        """The scopes this session can write to, as the distiller and the tools offer them."""
+        return [TENANT_WORD, ACCOUNT] + ([ORDER] if self.orders else [])
+
+    @cached_property
+    def applies_clause(self):
+        return self.applies()
+
+    def applies(self):
+        """SQL condition: memories of this tenant, about it or this session's memorables,
+        shared or for this person."""
+        memorable = [Memory.memorable_type.is_(None)]
+        if self.subject_id is not None:
+            memorable.append(and_(Memory.memorable_type == ACCOUNT,
+                                  Memory.memorable_id == self.subject_id))
+        if self.orders:
+            memorable.append(and_(Memory.memorable_type == ORDER,
+                                  Memory.memorable_id.in_(list(self.orders.values()))))
+        subject = [Memory.subject_id.is_(None)]
+        if self.subject_id is not None:
+            subject.append(Memory.subject_id == self.subject_id)
+        return and_(Memory.tenant_id == self.tenant_id, or_(*memorable), or_(*subject))
+
+    def place(self, word: str, personal: bool, order_number=None) -> dict:
+        """Columns for a memory written to `word`: the word is the app's, the shape stays right."""
+        word = (word or TENANT_WORD).strip().lower()
+        subject_id = self.subject_id if personal else None
+        if word == TENANT_WORD:
+            return {"memorable_type": None, "memorable_id": None, "subject_id": subject_id}
+        if word == ACCOUNT and self.subject_id is not None:
+            return {"memorable_type": ACCOUNT, "memorable_id": self.subject_id,
+                    "subject_id": subject_id}
+        if word == ORDER:
+            try:
+                order_id = self.orders[int(str(order_number).lstrip("#"))]
+            except (KeyError, TypeError, ValueError):
+                raise InvalidScope(f"order {order_number!r} is not one of this customer's "
+                                   "orders") from None
+            return {"memorable_type": ORDER, "memorable_id": order_id, "subject_id": subject_id}
+        raise InvalidScope(f"unknown scope {word!r}; choose from {', '.join(self.words())}")
+
+
+def scope_label(memory: Memory) -> str:
+    """How people read a memory's scope: 'workspace', 'account' or 'order #1042'."""
+    if memory.memorable_type is None:
+        return TENANT_WORD
+    if memory.memorable_type == ORDER:
+        order = db.session.get(Order, memory.memorable_id)
+        return f"order #{order.number}" if order else "a deleted order"
+    return memory.memorable_type
+
+
+def describe(memory: Memory) -> str:
+    return f"{scope_label(memory)} · {'shared' if memory.shared else 'personal'}"

@@ -1,0 +1,93 @@
+"""Write, read, edit and delete memories; every call goes through a session's scope.
+
+There is no way in here to write a memory without a tenant, nor to read one outside the session:
+the tenant always comes from the SessionScope, which comes from the conversation or the person.
+"""
+from sqlalchemy import func, select
+
+from ...extensions import db
+from ...models import utcnow
+from .embeddings import embed_one
+from .models import Memory
+from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope
+
+MAX_MEMORY_CHARS = 500
+
+
+class InvalidMemory(ValueError):
+    """Content that cannot be stored: empty or too long."""
+
+
+def clean_content(content) -> str:
+    text = " ".join(str(content or "").split())
+    if not text:
+        raise InvalidMemory("a memory needs some text")
+    if len(text) > MAX_MEMORY_CHARS:
+        raise InvalidMemory(f"a memory is at most {MAX_MEMORY_CHARS} characters")
+    return text
+
+
+def remember(scope: SessionScope, content, config, *, source: str, word: str = TENANT_WORD,
+             personal: bool = True, order_number=None, conversation_id: str | None = None,
+             turn_seq: int | None = None) -> tuple[Memory, bool]:
+    """Store one memory in the session's tenant; (memory, False) when the same one already exists."""
+    text = clean_content(content)
+    placement = scope.place(word, personal, order_number)
+    existing = db.session.scalar(select(Memory).where(
+        Memory.tenant_id == scope.tenant_id,
+        *(same(getattr(Memory, column), value) for column, value in placement.items()),
+        func.lower(Memory.content) == text.lower()).limit(1))
+    if existing is not None:
+        return existing, False
+    memory = Memory(tenant_id=scope.tenant_id, content=text, source=source,
+                    conversation_id=conversation_id, turn_seq=turn_seq, **placement)
+    set_vector(memory, config)
+    db.session.add(memory)
+    db.session.commit()
+    return memory, True
+
+
+def same(column, value):
+    return column.is_(None) if value is None else column == value
+
+
+def set_vector(memory: Memory, config) -> None:
+    vector = embed_one(config, memory.content)
+    memory.embedding, memory.embedding_model = vector if vector else (None, None)
+
+
+def newest(scope: SessionScope, limit: int) -> list[Memory]:
+    """The newest memories that apply to this session, newest first (rows ordered by id)."""
+    return list(db.session.scalars(select(Memory).where(scope.applies())
+                                   .order_by(Memory.id.desc()).limit(limit)))
+
+
+def visible(scope: SessionScope, memory_id) -> Memory | None:
+    """The memory if it applies to this session; a foreign or unknown id looks the same: None."""
+    try:
+        memory_id = int(memory_id)
+    except (TypeError, ValueError):
+        return None
+    return db.session.scalar(select(Memory).where(Memory.id == memory_id, scope.applies()))
+
+
+def editable(scope: SessionScope, memory: Memory) -> bool:
+    """People change their own memories and their account's or orders'; not the whole shop's."""
+    if memory.subject_id is not None:
+        return memory.subject_id == scope.subject_id
+    if memory.memorable_type == ACCOUNT:
+        return memory.memorable_id == scope.subject_id
+    return memory.memorable_type == ORDER and memory.memorable_id in scope.orders.values()
+
+
+def update_content(memory: Memory, content, config) -> Memory:
+    memory.content = clean_content(content)
+    memory.updated_at = utcnow()
+    set_vector(memory, config)
+    db.session.commit()
+    return memory
+
+
+def delete_memory(memory: Memory) -> None:
+    db.session.delete(memory)
+    db.session.commit()
