@@ -84,3 +84,15 @@ def test_a_stranger_gets_404_on_the_viewer(page, new_page):
     viewer = page.url.rstrip("/") + "/viewer"
     assert page.goto(viewer).status == 200
     assert new_page().goto(viewer).status == 404
+
+
+def test_memories_show_their_scope_source_and_why(page, artifacts):
+    chat(page, ["Remember that I prefer email over phone."])
+    chat(page, ["How do I prefer to be contacted?"])
+    page.get_by_role("link", name="Viewer").click()
+    memory = page.locator("#section-memory")
+    expect(memory).to_contain_text("Long-term memory")
+    expect(memory.locator(".memory-text").first).to_contain_text("email")
+    expect(memory.locator(".chip-why").first).to_contain_text("recency rank 1")
+    expect(memory).to_contain_text("turn 1 of another conversation")
+    memory.screenshot(path=os.path.join(artifacts, "viewer-memory.png"))
