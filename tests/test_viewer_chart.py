@@ -75,6 +75,15 @@ def test_gauge_places_the_budget_after_the_fixed_sections():
     assert gauge.budget_mark == 100
 
 
+def test_gauge_mark_moves_left_by_the_summarys_share_of_the_budget():
+    gauge = request_gauge([("system", 100), ("summary", 50), ("history", 150)], budget=300,
+                          history_budget=250)
+    assert (gauge.reserved, gauge.history_percent, gauge.over_budget) == (50, 60, False)
+    # Scale: 150 before the history + 250 for it = 400 tokens across the bar.
+    assert [(s.start, s.width) for s in gauge.segments] == [(0, 25), (25, 12.5), (37.5, 37.5)]
+    assert gauge.budget_mark == 100
+
+
 def test_gauge_over_budget_stretches_past_the_mark():
     gauge = request_gauge([("system", 100), ("history", 300)], budget=100)
     assert gauge.over_budget and gauge.history_percent == 300

@@ -1,4 +1,6 @@
 """The viewer's report: fates from assemble(), the as-sent column, what-if, pages, sections."""
+import re
+
 import pytest
 
 from webapp.cli import message_lines
@@ -51,13 +53,13 @@ def test_a_what_if_preview_is_what_gets_sent_once_applied(app, alex):
     preview = build_report(conversation, app.config,
                            what_if_policy(conversation, app.config, {"budget": str(DROPPING_BUDGET)}))
     assert preview.what_if and preview.rows[0].fate == DROPPED
-    assert preview.rows[0].reason == f"over the {DROPPING_BUDGET}-token budget"
+    assert preview.rows[0].reason.startswith(f"over the {DROPPING_BUDGET}-token budget")
     assert build_report(conversation, app.config).rows[0].fate == COMPACTED  # nothing was saved
     apply_policy(conversation, preview.policy)
     model = ScriptedModel("Sure.")
     ask(alex, "One more thing.", conversation, provider=model)
     assert model.requests[0][:-1] == preview.plan.messages
-    assert conversation.settings == {"budget": DROPPING_BUDGET, "recent_turns": 2}
+    assert conversation.settings == {"budget": DROPPING_BUDGET}
 
 
 def test_as_sent_column_matches_the_openai_request(app, alex):
@@ -124,9 +126,9 @@ def test_new_strategies_and_sections_show_up_without_special_cases(app, alex, mo
         return Section("summary", [{"role": "system", "content": "Earlier: refunds."}], 5,
                        {"covers": [f.seq for f in history.fates if f.fate == SUMMARIZED]})
 
+    conversation = refund_conversation(alex)
     monkeypatch.setitem(context.STRATEGIES, "fold", plan_fold)
     monkeypatch.setattr(context, "SECTION_SOURCES", [summary_source])
-    conversation = refund_conversation(alex)
     report = build_report(conversation, app.config, Policy(strategy="fold"))
     assert [(r.fate, r.reason) for r in report.rows[:2]] == [(SUMMARIZED, "folded into the summary")] * 2
     assert [s.name for s in report.sections] == ["system", "summary", "history"]
@@ -152,13 +154,26 @@ def test_empty_what_if_fields_keep_the_conversations_own():
 
 @pytest.mark.parametrize("what_if", [{}, {"budget": str(DROPPING_BUDGET)},
                                      {"recent_turns": "0", "budget": "60"}])
-def test_show_context_prints_the_same_request(app, alex, runner, what_if):
+def test_show_context_prints_the_same_request_and_fates(app, alex, runner, what_if):
     conversation = refund_conversation(alex)
     report = build_report(conversation, app.config,
                           what_if_policy(conversation, app.config, what_if))
-    flags = [arg for name, value in what_if.items()
-             for arg in (f"--{name.replace('_', '-')}", value)]
-    result = runner.invoke(args=["show", conversation.id, "--context", *flags])
+    flags = {"budget": "--budget", "recent_turns": "--recent"}
+    args = [arg for name, value in what_if.items() for arg in (flags[name], value)]
+    result = runner.invoke(args=["show", conversation.id, "--context", *args])
     header, printed = result.output.split("\n", 1)
     assert header.startswith(f"Context sent with the next question ({report.plan.total_tokens} tokens")
-    assert printed == "\n".join(message_lines(report.plan.messages)) + "\n"
+    messages, fates = printed.split("\n\nTurn fates (why each stored turn is or is not sent):\n")
+    assert messages == "\n".join(message_lines(report.plan.messages))
+    assert printed_fates(fates) == {row.number: (row.fate, row.reason) for row in report.rows}
+
+
+def printed_fates(lines: str) -> dict[int, tuple[str, str]]:
+    """Turn number -> (fate, reason) from show's fate lines ("turns 1–2  DROPPED  why")."""
+    fates = {}
+    for line in lines.splitlines():
+        first, last, fate, reason = re.fullmatch(
+            r" +turns? (\d+)(?:–(\d+))? +(\w+) +(.*?)(?: \(\d+ tokens\))?", line).groups()
+        for number in range(int(first), int(last or first) + 1):
+            fates[number] = (fate, reason)
+    return fates

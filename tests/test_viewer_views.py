@@ -42,7 +42,10 @@ def test_page_shows_fates_sections_and_the_chart(guest, conversation):
     assert "older than the 2 most recent turns: question and answer only" in html
     assert html.index("System prompt") < html.index("Conversation history") < html.index("Turn 1")
     assert "How to read this page" in html and "<svg class=\"chart\"" in html
-    assert "This conversation sent 98% of the tokens a resend-everything chat would have" in html
+    sent, resend = (sum(getattr(t, name) for t in conversation.turns)
+                    for name in ("context_tokens", "resend_tokens"))
+    assert (f"This conversation sent {round(100 * sent / resend)}% of the tokens a "
+            f"resend-everything chat would have ({sent:,} of {resend:,} prompt tokens") in html
 
 
 def test_what_if_renders_only_the_plan_and_saves_nothing(guest, conversation):
@@ -69,16 +72,19 @@ def test_json_matches_the_page_and_show_context(guest, conversation, runner):
     data = guest.get(f"/c/{conversation.id}/viewer.json?budget={DROPPING_BUDGET}").json
     assert data["what_if"] and data["policy"]["budget"] == DROPPING_BUDGET
     assert [(t["number"], t["fate"]) for t in data["turns"]] == [(1, "DROPPED"), (2, "FULL"), (3, "FULL")]
-    assert data["turns"][0]["reason"] == f"over the {DROPPING_BUDGET}-token budget"
+    assert data["turns"][0]["reason"].startswith(f"over the {DROPPING_BUDGET}-token budget")
     assert data["request"]["messages"] == [m for s in data["request"]["sections"] for m in s["messages"]]
     history = next(s for s in data["request"]["sections"] if s["name"] == "history")
     assert history["messages"] == [m for t in data["turns"] for m in t["sent"]]
     assert data["fates"] == {"DROPPED": 1, "FULL": 2}
-    assert data["cost"]["turns"] == [1, 2, 3] and data["cost"]["percent_sent"] == 98
+    assert data["cost"]["turns"] == [1, 2, 3]
+    assert data["cost"]["sent"] == [t.context_tokens for t in conversation.turns]
+    assert data["cost"]["resend"] == [t.resend_tokens for t in conversation.turns]
     email = guest_user(guest).email
     printed = runner.invoke(args=["show", conversation.id, "--context", "--user", email,
                                   "--budget", str(DROPPING_BUDGET)]).output
-    assert printed.split("\n", 1)[1] == "\n".join(message_lines(data["request"]["messages"])) + "\n"
+    assert printed.split("\n", 1)[1].startswith(
+        "\n".join(message_lines(data["request"]["messages"])) + "\n\nTurn fates")
     assert f"({data['request']['total_tokens']} tokens" in printed
 
 

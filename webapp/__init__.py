@@ -38,6 +38,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .memory import longterm
     longterm.init_app(app)
 
+    from .memory import summary_jobs  # noqa: F401  folds the rolling summary after each turn
+
     from . import chat
     from .viewer import views as viewer
     app.register_blueprint(chat.bp)
@@ -45,4 +47,6 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import cli
     cli.init_app(app)
+    from .memory import context_cli
+    context_cli.init_app(app)
     return app

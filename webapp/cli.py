@@ -151,13 +151,17 @@ def ask(question, conversation_id, trace, email):
 @click.option("--context", "as_context", is_flag=True,
               help="Print exactly what the model will receive with the next question.")
 @click.option("--strategy", default=None, help="Preview another context strategy (changes nothing).")
-@click.option("--budget", type=int, default=None, help="Preview another history budget in tokens.")
-@click.option("--recent-turns", type=int, default=None,
+@click.option("--budget", type=click.IntRange(1), default=None,
+              help="Preview another history budget in tokens.")
+@click.option("--recent", type=click.IntRange(0), default=None,
               help="Preview another number of newest turns sent in full.")
+@click.option("--max-age-days", type=click.FloatRange(0, min_open=True), default=None,
+              help="Preview another maximum age (strategy time).")
 @user_option
-def show(conversation_id, as_context, strategy, budget, recent_turns, email):
+def show(conversation_id, as_context, strategy, budget, recent, max_age_days, email):
     """Print a stored conversation, or with --context what the next request will send."""
     from .memory.context import Policy, assemble
+    from .memory.context_cli import fate_lines
     conversation = owned(conversation_id, resolve_user(email))
     if not as_context:
         click.echo(f"Conversation {conversation.id}: {conversation.title} "
@@ -167,9 +171,9 @@ def show(conversation_id, as_context, strategy, budget, recent_turns, email):
             click.echo("\n".join(message_lines(turn.messages)))
         return
     try:
-        policy = Policy.for_conversation(conversation, current_app.config,
-                                         strategy=strategy, budget=budget,
-                                         recent_turns=recent_turns)
+        policy = Policy.for_conversation(conversation, current_app.config, strategy=strategy,
+                                         budget=budget, recent_turns=recent,
+                                         max_age_days=max_age_days)
         plan = assemble(conversation, current_app.config, policy)
     except ValueError as error:
         raise click.ClickException(str(error)) from None
@@ -177,6 +181,8 @@ def show(conversation_id, as_context, strategy, budget, recent_turns, email):
     click.echo(f"Context sent with the next question ({plan.total_tokens} tokens: {sizes}; "
                f"strategy {policy.strategy}, history budget {policy.budget}):")
     click.echo("\n".join(message_lines(plan.messages)))
+    click.echo("\nTurn fates (why each stored turn is or is not sent):")
+    click.echo("\n".join(fate_lines(plan)) or "  (no finished turns yet)")
 
 
 def parse_days(value: str) -> int:

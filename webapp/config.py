@@ -9,8 +9,13 @@ DEFAULTS = {
     "OPENAI_BASE_URL": None,
     "NIMBUS_MODEL": "gpt-4o-mini",
     "NIMBUS_PROVIDER_TIMEOUT": 60.0,  # seconds before a provider call counts as down
-    "NIMBUS_HISTORY_BUDGET": 3000,  # tokens of history sent per request
+    "NIMBUS_HISTORY_BUDGET": 1200,  # tokens of history (and rolling summary) per request
     "NIMBUS_RECENT_TURNS": 2,  # newest turns sent in full, with tool calls and results
+    "NIMBUS_MAX_AGE_DAYS": 7.0,  # strategy "time": turns older than this are not sent
+    "NIMBUS_IMPORTANCE_POOL": 50,  # strategy "importance": newest turns scored per request
+    "NIMBUS_SUMMARY_STYLE": "concise",  # rolling summary: concise, detailed or bullets
+    "NIMBUS_SUMMARY_MAX_TOKENS": 600,  # the summary is kept under this size
+    "NIMBUS_SUMMARY_CHUNK_TURNS": 40,  # turns folded into the summary per model call
     "NIMBUS_MAX_STEPS": 6,  # agent loop: model calls per turn
     "NIMBUS_MAX_REPEAT_CALLS": 1,  # agent loop: identical tool calls allowed per turn
     "NIMBUS_MAX_MESSAGE_CHARS": 8000,
@@ -44,11 +49,12 @@ DEFAULTS = {
 
 INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
+            "NIMBUS_IMPORTANCE_POOL", "NIMBUS_SUMMARY_MAX_TOKENS", "NIMBUS_SUMMARY_CHUNK_TURNS",
             "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",
             "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",
             "NIMBUS_VIEWER_PAGE_TURNS"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT", "NIMBUS_STOP_WAIT",
-              "NIMBUS_MEMORY_MIN_SIMILARITY"}
+              "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY"}
 BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
              "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"}

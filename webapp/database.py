@@ -20,6 +20,7 @@ def import_models() -> None:
     from .shop import models as shop_models  # noqa: F401
     from . import turn_runs  # noqa: F401  stop requests
     from .memory.longterm import models as memory_models  # noqa: F401
+    from .memory import summaries  # noqa: F401
 
 
 @event.listens_for(Engine, "connect")

@@ -47,17 +47,17 @@ def pending_turn(conversation: Conversation) -> Turn | None:
 
 def start_turn(conversation: Conversation, question: str) -> Turn:
     """Store the question at once as a pending turn; a retry of the same pending question reuses it."""
-    db.session.refresh(conversation)  # another worker may have added turns since we loaded it
-    pending = db.session.scalar(select(Turn).where(
-        Turn.conversation_id == conversation.id, Turn.outcome == "pending")
-        .order_by(Turn.seq.desc()).limit(1))
+    pending = pending_turn(conversation)
     if pending is not None and pending.question == question:
         return pending
     messages = [user_message(question)]
-    turn = Turn(conversation_id=conversation.id, seq=conversation.turn_count, messages=messages,
+    # Count from the table, not the loaded row: another worker may have added turns since.
+    last = db.session.scalar(select(func.max(Turn.seq)).where(Turn.conversation_id == conversation.id))
+    seq = 0 if last is None else last + 1
+    turn = Turn(conversation_id=conversation.id, seq=seq, messages=messages,
                 compact=messages, question=question, outcome="pending",
                 full_tokens=estimate_messages(messages), compact_tokens=estimate_messages(messages))
-    conversation.turn_count += 1
+    conversation.turn_count = seq + 1
     conversation.updated_at = utcnow()
     if conversation.title == "New conversation":
         conversation.title = question if len(question) <= TITLE_CHARS else (
@@ -83,7 +83,8 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
     turn.completion_tokens = usage.get("completion_tokens")
     turn.context_tokens = context_tokens
     turn.resend_tokens = resend_tokens
-    conversation.history_tokens += turn.full_tokens
+    # An SQL increment, so a stale in-memory value never overwrites another worker's total.
+    conversation.history_tokens = Conversation.history_tokens + turn.full_tokens
     conversation.updated_at = utcnow()
     db.session.commit()
     return turn
@@ -91,11 +92,11 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
 
 class TurnRecord:
     """What context assembly needs of a stored turn; the full messages load only when asked for."""
-    __slots__ = ("id", "seq", "compact", "full_tokens", "compact_tokens", "created_at",
-                 "tool_calls", "_messages")
+    __slots__ = ("id", "seq", "question", "compact", "full_tokens", "compact_tokens",
+                 "created_at", "tool_calls", "_messages")
 
     def __init__(self, row):
-        (self.id, self.seq, self.compact, self.full_tokens, self.compact_tokens,
+        (self.id, self.seq, self.question, self.compact, self.full_tokens, self.compact_tokens,
          self.created_at, self.tool_calls) = row
         self._messages = None
 
@@ -106,7 +107,7 @@ class TurnRecord:
         return self._messages
 
 
-RECORD_COLUMNS = (Turn.id, Turn.seq, Turn.compact, Turn.full_tokens, Turn.compact_tokens,
+RECORD_COLUMNS = (Turn.id, Turn.seq, Turn.question, Turn.compact, Turn.full_tokens, Turn.compact_tokens,
                   Turn.created_at, Turn.tool_calls)
 
 
@@ -127,7 +128,7 @@ def iter_turns_newest_first(conversation_id: str, before_seq: int | None = None,
         yield from map(TurnRecord, rows)
         if len(rows) < batch:
             return
-        upper = rows[-1][1]
+        upper = rows[-1].seq
         batch = min(batch * 2, 512)
 
 

@@ -132,7 +132,10 @@ def run_turn(turn, provider, config=None):
             partial = "".join(streamed).strip()
             messages.append(assistant_message(
                 f"{partial} …" if partial else FALLBACK_INTERRUPTED))
-        resend_tokens = context_tokens - history.tokens + conversation.history_tokens
+        # Resending everything: the same request with every stored turn in place of the history
+        # and of the summary that stands in for older turns.
+        replaced = sum(s.tokens for s in plan.sections if s.name in ("history", "summary"))
+        resend_tokens = context_tokens - replaced + round(conversation.history_tokens * plan.ratio)
         finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens)
         for hook in AFTER_TURN:
             try:

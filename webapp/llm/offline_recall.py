@@ -3,8 +3,8 @@ import re
 
 FACT_PATTERNS = re.compile(
     r"\bmy \w+|\bi(?:'m| am)\b|\bi (?:prefer|like|love|hate|live|work|use|always|never|want|"
-    r"need|speak|have)\b|\bcall me\b|\bremember\b|\bwe (?:always|never|bill|use|ship|prefer|"
-    r"pay|are)\b|\bprefer", re.I)
+    r"need|speak|have|wear|own)\b|\bcall me\b|\bremember\b|"
+    r"\bwe (?:always|never|bill|use|ship|prefer|pay|are)\b|\bprefer", re.I)
 STOPWORDS = set("""a an the is are was were be been am i me my we our you your it its to of in on
 for and or but with what which who whom how when where why do does did can could would should will
 please tell know remember about that this there here any some have has had again said say
@@ -48,7 +48,9 @@ def known_facts(messages: list[dict]) -> list[tuple[str, str]]:
     for m in messages[:-1]:
         if m["role"] == "system":
             if system_seen:  # the first system message is the prompt; later ones are memory/summary
-                facts += [("notes", s) for s in sentences(m["content"]) if not s.endswith(":")]
+                # A summary's "Nimbus: …" lines are what was answered, not facts about the customer.
+                facts += [("notes", s) for s in sentences(m["content"])
+                          if not s.endswith(":") and not s.startswith("Nimbus: ")]
             system_seen = True
         elif m["role"] == "user":
             facts += [("user", s) for s in sentences(m["content"])
@@ -58,12 +60,16 @@ def known_facts(messages: list[dict]) -> list[tuple[str, str]]:
 
 def recall(question: str, messages: list[dict]) -> tuple[str, str] | None:
     """The fact that best matches the question, the most recent one on a tie; None if nothing does."""
-    wanted = set()
-    for word in content_words(question):
-        wanted |= {stem(w) for w in SYNONYMS.get(word, {word})} | {word}
+    asked = content_words(question)
+    wanted = set(asked)
+    for word in asked:
+        wanted |= {stem(w) for w in SYNONYMS.get(word, {word})}
     best, best_score = None, 0
     for source, fact in known_facts(messages):
-        score = len(wanted & content_words(fact))
+        words = content_words(fact)
+        score = len(wanted & words) + len(asked & words)  # the question's own words count double
+        if score and "name" in wanted and name_in(fact):
+            score += 2  # "my name is Dara" answers a name question better than "call me by email"
         if score and score >= best_score:
             best, best_score = (source, fact), score
     return best
@@ -78,7 +84,8 @@ def second_person(sentence: str) -> str:
 
 
 def name_in(fact: str) -> str | None:
-    match = re.search(r"\b(?:my name is|call me|i'm called|name:)\s+([A-Z][\w'-]+)", fact, re.I)
+    # The phrase in any case, the name capitalised: "call me after 6" names nobody.
+    match = re.search(r"\b(?i:my name is|call me|i'm called|name:)\s+([A-Z][\w'-]+)", fact)
     return match.group(1) if match else None
 
 
@@ -86,6 +93,8 @@ def answer_from_fact(question: str, source: str, fact: str) -> str:
     name = name_in(fact)
     if name and "name" in question.lower():
         return f"Your name is {name}."
+    if source == "notes" and fact.startswith("User: "):  # the customer's words, kept in a summary
+        return second_person(fact[len("User: "):])
     if source == "notes":
         return f"From my notes: {fact.rstrip('.')}."
     return second_person(fact)

@@ -1,34 +1,50 @@
 """Context assembly: the one place that decides each turn's fate for the next model call.
 
 The request is built in order: system prompt, extra sections (long-term memory, rolling summary,
-registered by their modules), then the history the conversation's strategy keeps. Turns are read
-newest-first and reading stops once the budget is full, so cost does not grow with length.
+registered by their modules), then the history the conversation's strategy keeps (strategies.py).
+Turns are read newest-first and reading stops early, so cost does not grow with length. The
+summary shares the budget: the history gets what the summary leaves, and never under half of it.
 """
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Callable, Iterator
 
 from ..llm.tokens import estimate_messages
 
 FULL, COMPACTED, SUMMARIZED, DROPPED = "FULL", "COMPACTED", "SUMMARIZED", "DROPPED"
+SECTION_ORDER = ("system", "memory", "summary", "history")
+FOLDED = "fell out of the window; folded into the summary"
+
+# Conversation.settings keys that tune the strategy, with the config key of each default.
+POLICY_SETTINGS = {"budget": "NIMBUS_HISTORY_BUDGET", "recent_turns": "NIMBUS_RECENT_TURNS",
+                   "max_age_days": "NIMBUS_MAX_AGE_DAYS",
+                   "candidate_pool": "NIMBUS_IMPORTANCE_POOL"}
 
 
 @dataclass
 class Policy:
     strategy: str = "compact"
-    budget: int = 3000  # history tokens
+    budget: int = 1200  # tokens for the history (and the summary, where the strategy sends one)
     recent_turns: int = 2
-    max_age_days: float | None = None
+    max_age_days: float = 7.0
+    candidate_pool: int = 50  # importance: how many of the newest turns are scored
+    reserved: int = 0  # taken out of the budget by the rolling summary, set by assemble
+    now: datetime | None = None  # what ages are measured from; None: the current time
 
     @classmethod
     def for_conversation(cls, conversation, config, **overrides) -> "Policy":
         """Conversation settings over config defaults, with what-if overrides on top."""
         settings = dict(conversation.settings or {})
-        values = {"strategy": conversation.strategy or "compact",
-                  "budget": settings.get("budget", config["NIMBUS_HISTORY_BUDGET"]),
-                  "recent_turns": settings.get("recent_turns", config["NIMBUS_RECENT_TURNS"]),
-                  "max_age_days": settings.get("max_age_days")}
+        values = {"strategy": conversation.strategy or "compact"}
+        for name, key in POLICY_SETTINGS.items():
+            values[name] = settings.get(name, config[key])
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+    @property
+    def history_budget(self) -> int:
+        """The budget less the summary's share; the history never gets under half of it."""
+        return max(self.budget - self.reserved, self.budget // 2)
 
 
 @dataclass
@@ -52,9 +68,29 @@ class Section:
 class HistoryPlan:
     fates: list[TurnFate]  # oldest first: the turns that were read
     older: tuple[str, str] | None = None  # fate and reason of every turn older than those read
+    uses_summary: bool = False  # set by mark_summarized: unkept turns are summarized or pending
+    summarized_through: int = -1  # the last seq the summary covers
 
     def kept(self) -> list[TurnFate]:
         return [f for f in self.fates if f.fate in (FULL, COMPACTED)]
+
+    def mark_summarized(self, through_seq: int) -> None:
+        """Turns the summary covers and the history does not keep become SUMMARIZED."""
+        self.uses_summary, self.summarized_through = True, through_seq
+        for f in self.fates:
+            if f.fate == DROPPED:
+                f.fate, f.reason = self.summary_fate(f.seq, f.reason)
+
+    def summary_fate(self, seq: int, reason: str) -> tuple[str, str]:
+        if seq <= self.summarized_through:
+            return SUMMARIZED, FOLDED
+        return DROPPED, f"{reason}; not yet in the summary"
+
+    def fate_of_older(self, seq: int) -> tuple[str, str]:
+        fate, reason = self.older or (DROPPED, "not read")
+        if self.uses_summary and fate == DROPPED:
+            return self.summary_fate(seq, reason)
+        return fate, reason
 
 
 @dataclass
@@ -79,39 +115,33 @@ class ContextPlan:
         for f in self.history.fates:
             if f.seq == seq:
                 return f.fate, f.reason
-        return self.history.older or (DROPPED, "not read")
+        return self.history.fate_of_older(seq)
 
 
 def sized(messages: list[dict], ratio: float) -> int:
     return round(estimate_messages(messages) * ratio)
 
 
-def plan_compact(turns: Iterable, policy: Policy, ratio: float = 1.0) -> HistoryPlan:
-    """Newest N in full, older ones as question + answer, oldest dropped once over budget."""
-    fates, used = [], 0
-    for index, turn in enumerate(turns):
-        full = index < policy.recent_turns
-        messages = turn.messages if full else turn.compact
-        tokens = round((turn.full_tokens if full else turn.compact_tokens) * ratio)
-        if index > 0 and used + tokens > policy.budget:
-            fates.append(TurnFate(turn.seq, DROPPED, over_budget(policy)))
-            return HistoryPlan(list(reversed(fates)), (DROPPED, over_budget(policy)))
-        used += tokens
-        reason = (f"one of the {policy.recent_turns} most recent turns" if full else
-                  f"older than the {policy.recent_turns} most recent turns: question and answer only")
-        fates.append(TurnFate(turn.seq, FULL if full else COMPACTED, reason, messages, tokens))
-    return HistoryPlan(list(reversed(fates)))
-
-
-def over_budget(policy: Policy) -> str:
-    return f"over the {policy.budget:,}-token budget"
-
-
 # name -> function(turns newest-first, policy, ratio) -> HistoryPlan
-STRATEGIES: dict[str, Callable[..., HistoryPlan]] = {"compact": plan_compact}
+STRATEGIES: dict[str, Callable[..., HistoryPlan]] = {}
+# Strategies that send the rolling summary of the turns they no longer keep.
+SUMMARY_STRATEGIES: set[str] = set()
 
-# Functions (conversation, policy, history plan) -> Section | None, in request order.
+
+def register(name: str, uses_summary: bool = False):
+    """Make a planning function selectable as a conversation's strategy."""
+    def add(plan):
+        STRATEGIES[name] = plan
+        if uses_summary:
+            SUMMARY_STRATEGIES.add(name)
+        return plan
+    return add
+
+
+# Functions (conversation, policy, history plan) -> Section | None; sorted by SECTION_ORDER.
 SECTION_SOURCES: list[Callable] = []
+# Functions (conversation, policy, ratio) -> tokens a section takes out of the history budget.
+RESERVATIONS: list[Callable] = []
 
 
 def plan_history(turns: Iterator, policy: Policy, ratio: float = 1.0) -> HistoryPlan:
@@ -129,6 +159,7 @@ def assemble(conversation, config, policy: Policy | None = None,
 
     policy = policy or Policy.for_conversation(conversation, config)
     ratio = conversation.token_ratio or 1.0
+    policy = replace(policy, reserved=sum(r(conversation, policy, ratio) for r in RESERVATIONS))
     history = plan_history(iter_turns_newest_first(conversation.id, before_seq), policy, ratio)
     system = [{"role": "system", "content": system_prompt(conversation)}]
     sections = [Section("system", system, sized(system, ratio))]
@@ -136,6 +167,15 @@ def assemble(conversation, config, policy: Policy | None = None,
         section = source(conversation, policy, history)
         if section is not None and section.messages:
             sections.append(section)
+    if policy.strategy in SUMMARY_STRATEGIES:
+        summary = next((s for s in sections if s.name == "summary"), None)
+        history.mark_summarized(summary.detail["through_seq"] if summary else -1)
     kept = [m for f in history.kept() for m in f.messages]
     sections.append(Section("history", kept, sum(f.tokens for f in history.kept())))
+    sections.sort(key=lambda s: SECTION_ORDER.index(s.name) if s.name in SECTION_ORDER
+                  else len(SECTION_ORDER) - 1)
     return ContextPlan(policy, sections, history, ratio)
+
+
+# Registration happens on import, so every strategy and the summary section always exist.
+from . import strategies, summaries  # noqa: E402,F401

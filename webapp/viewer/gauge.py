@@ -16,28 +16,35 @@ class Gauge:
     segments: list[Segment]
     total: int
     history: int
-    budget: int
+    budget: int  # the policy's budget
+    history_budget: int  # what of it the history may use (the summary takes its share first)
     budget_mark: float  # percent of the width where the history would reach its budget
 
     @property
+    def reserved(self) -> int:
+        return self.budget - self.history_budget
+
+    @property
     def history_percent(self) -> int:
-        return round(100 * self.history / self.budget) if self.budget else 100
+        return round(100 * self.history / self.history_budget) if self.history_budget else 100
 
     @property
     def over_budget(self) -> bool:
-        return self.history > self.budget
+        return self.history > self.history_budget
 
 
-def request_gauge(sections: list[tuple[str, int]], budget: int) -> Gauge:
+def request_gauge(sections: list[tuple[str, int]], budget: int,
+                  history_budget: int | None = None) -> Gauge:
     """Scale the sections (history last) so the bar also shows room left under the budget."""
+    history_budget = budget if history_budget is None else history_budget
     total = sum(tokens for _, tokens in sections)
     history = sum(tokens for name, tokens in sections if name == "history")
     before_history = total - history
-    scale = max(total, before_history + budget, 1)
+    scale = max(total, before_history + history_budget, 1)
     segments, start = [], 0.0
     for name, tokens in sections:
         width = round(100 * tokens / scale, 2)
         segments.append(Segment(name, tokens, round(start, 2), width))
         start += width
-    return Gauge(segments, total, history, budget,
-                 round(100 * (before_history + budget) / scale, 2))
+    return Gauge(segments, total, history, budget, history_budget,
+                 round(100 * (before_history + history_budget) / scale, 2))

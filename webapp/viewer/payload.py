@@ -33,6 +33,7 @@ def report_payload(report: ViewerReport) -> dict:
                                   "detail": s.detail} for s in report.sections],
                     "messages": report.plan.messages},
         "gauge": {"total": gauge.total, "history": gauge.history, "budget": gauge.budget,
+                  "history_budget": gauge.history_budget,
                   "history_percent": gauge.history_percent, "over_budget": gauge.over_budget,
                   "budget_mark": gauge.budget_mark,
                   "segments": [asdict(s) for s in gauge.segments]},

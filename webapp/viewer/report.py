@@ -126,7 +126,8 @@ def build_report(conversation: Conversation, config, policy: Policy | None = Non
     report = ViewerReport(
         conversation, policy, stored_policy, plan,
         [section_view(s, total) for s in plan.sections],
-        request_gauge([(s.name, s.tokens) for s in plan.sections], policy.budget),
+        request_gauge([(s.name, s.tokens) for s in plan.sections], policy.budget,
+                      getattr(plan.policy, "history_budget", policy.budget)),
         [turn_row(t, plan, sent_fates) for t in turns],
         cost_chart([seq + 1 for seq, _, _ in series], [s for _, s, _ in series],
                    [r for _, _, r in series]),

@@ -78,8 +78,7 @@ def apply_settings(conversation_id):
 def saved_notice(report) -> str:
     policy = report.policy
     return (f"Saved: this conversation now uses the {policy.strategy} strategy, a "
-            f"{policy.budget:,}-token history budget and the {policy.recent_turns} newest turns "
-            f"in full.")
+            f"{policy.budget:,}-token budget and the {policy.recent_turns} newest turns in full.")
 
 
 @bp.app_template_filter("pretty_json")

@@ -1,12 +1,16 @@
 """What-if settings from a request: validated into a Policy to preview, saved only when applied."""
 from collections.abc import Mapping
 
+from flask import current_app
+
 from ..extensions import db
 from ..memory.context import STRATEGIES, Policy
 from ..models import utcnow
 
-FIELDS = ("strategy", "budget", "recent_turns")
-BOUNDS = {"budget": (0, 1_000_000), "recent_turns": (0, 100)}
+FIELDS = ("strategy", "budget", "recent_turns", "max_age_days")
+# name -> (type, lowest, highest) of the numeric settings a what-if may change
+NUMBERS = {"budget": (int, 0, 1_000_000), "recent_turns": (int, 0, 100),
+           "max_age_days": (float, 0.01, 36_500)}
 
 
 class WhatIfError(ValueError):
@@ -21,14 +25,15 @@ def parse_what_if(values: Mapping) -> dict:
         if strategy not in STRATEGIES:
             raise WhatIfError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
         overrides["strategy"] = strategy
-    for name, (low, high) in BOUNDS.items():
+    for name, (kind, low, high) in NUMBERS.items():
         text = (values.get(name) or "").strip()
         if not text:
             continue
         try:
-            number = int(text)
+            number = kind(text)
         except ValueError:
-            raise WhatIfError(f"{name} must be a whole number, not {text!r}") from None
+            noun = "a whole number" if kind is int else "a number"
+            raise WhatIfError(f"{name} must be {noun}, not {text!r}") from None
         if not low <= number <= high:
             raise WhatIfError(f"{name} must be between {low:,} and {high:,}")
         overrides[name] = number
@@ -46,9 +51,10 @@ def what_if_query(policy: Policy, stored: Policy) -> dict:
 
 
 def apply_policy(conversation, policy: Policy) -> None:
-    """Make the previewed settings the conversation's own: its next request uses them."""
-    conversation.strategy = policy.strategy
-    conversation.settings = {**(conversation.settings or {}), "budget": policy.budget,
-                             "recent_turns": policy.recent_turns}
+    """Save what the preview changed as the conversation's own; the rest keeps following config."""
+    changed = what_if_query(policy, Policy.for_conversation(conversation, current_app.config))
+    if "strategy" in changed:
+        conversation.strategy = changed.pop("strategy")
+    conversation.settings = {**(conversation.settings or {}), **changed}
     conversation.updated_at = utcnow()
     db.session.commit()

@@ -1,0 +1,161 @@
+"""The rolling summary: folded in the background when turns fall off, cached, sent as its own section."""
+import logging
+
+import pytest
+
+from webapp.extensions import db
+from webapp.llm.base import ProviderError
+from webapp.llm.messages import assistant_message, user_message
+from webapp.llm.offline import OfflineModel
+from webapp.locks import named_lock
+from webapp.memory import summary_jobs
+from webapp.memory.context import DROPPED, FOLDED, SUMMARIZED, Policy, assemble
+from webapp.memory.summaries import ConversationSummary, cached_summary, refresh_summary
+from webapp.storage import create_conversation, delete_conversation, finish_turn, start_turn
+
+from .conftest import ask
+from .fakes.scripted_model import ScriptedModel
+
+FILLER = ["Where is order 1042?", "How long does shipping take?", "Thanks, that helps.",
+          "Do gift cards expire?"]
+
+
+class CountingModel(OfflineModel):
+    def __init__(self):
+        self.calls = 0
+
+    def stream(self, messages, tools):
+        self.calls += 1
+        return super().stream(messages, tools)
+
+
+def save(conversation, question, answer="Noted."):
+    turn = start_turn(conversation, question)
+    finish_turn(turn, [user_message(question), assistant_message(answer)], "answered", [], {}, 0, 0)
+
+
+def long_conversation(user, turns=12, budget=200, **settings):
+    conversation = create_conversation(user)
+    conversation.settings = {"budget": budget, **settings}
+    save(conversation, "My name is Dara. I prefer email.", "Nice to meet you, Dara!")
+    for i in range(turns - 1):
+        save(conversation, "Just some small talk " + "x" * 80, "Small talk back.")
+    return conversation
+
+
+@pytest.mark.parametrize("strategy, settings, expected", [
+    ("compact", {}, "Your name is Dara."),
+    ("window", {"recent_turns": 2}, "I don't know that"),
+])
+def test_a_fact_from_turn_1_is_recalled_at_turn_40_only_through_the_summary(
+        app, alex, strategy, settings, expected):
+    # Long-term memory would also recall the name; this test is about the conversation's own context.
+    app.config.update(NIMBUS_MEMORY_DISTIL_ON_COMPRESS=False, NIMBUS_MEMORY_TOOLS=False)
+    conversation = create_conversation(alex)
+    conversation.strategy, conversation.settings = strategy, settings
+    ask(alex, "My name is Dara.", conversation)
+    for i in range(38):
+        ask(alex, FILLER[i % len(FILLER)], conversation)
+    if strategy == "compact":
+        assert assemble(conversation, app.config).fate_of(0) == (SUMMARIZED, FOLDED)
+    answer, _, _ = ask(alex, "What is my name?", conversation)
+    assert answer.startswith(expected)
+
+
+def test_the_summary_is_folded_only_when_new_turns_fall_off(app, alex):
+    conversation = long_conversation(alex)
+    model = CountingModel()
+    summary, caught_up = refresh_summary(conversation, model)
+    assert caught_up and model.calls == 1 and summary.through_seq >= 0
+    assert "User: My name is Dara." in summary.text
+    refresh_summary(conversation, model)
+    assert model.calls == 1  # nothing new fell off: the cached summary stands
+    for i in range(4):
+        save(conversation, "More small talk " + "y" * 80)
+    through = summary.through_seq
+    refresh_summary(conversation, model)
+    assert model.calls == 2 and summary.through_seq > through
+
+
+def test_the_summary_is_its_own_labelled_section_within_the_budget(app, alex):
+    conversation = long_conversation(alex)
+    refresh_summary(conversation, OfflineModel())
+    plan = assemble(conversation, app.config)
+    summary = plan.section("summary")
+    through = summary.detail["through_seq"]
+    assert through >= plan.history.kept()[0].seq - 1  # every turn left out is in the summary
+    assert [s.name for s in plan.sections] == ["system", "summary", "history"]
+    assert summary.messages[0]["role"] == "system"
+    assert summary.messages[0]["content"].startswith(
+        f"Summary of the earlier conversation (turns 1–{through + 1}):\nUser: My name is Dara.")
+    assert summary.tokens + plan.section("history").tokens <= 200
+    assert plan.total_tokens == sum(s.tokens for s in plan.sections)
+    assert plan.fate_of(0) == (SUMMARIZED, FOLDED)
+
+
+@pytest.mark.parametrize("strategy", ["window", "budget", "importance", "time"])
+def test_strategies_without_a_summary_never_send_it(app, alex, strategy):
+    conversation = long_conversation(alex)
+    refresh_summary(conversation, OfflineModel())
+    plan = assemble(conversation, app.config, Policy.for_conversation(
+        conversation, app.config, strategy=strategy, recent_turns=2))
+    assert plan.section("summary") is None
+    assert SUMMARIZED not in {plan.fate_of(seq)[0] for seq in range(conversation.turn_count)}
+
+
+def test_turns_not_yet_folded_say_so(app, alex):
+    conversation = long_conversation(alex)
+    fate, reason = assemble(conversation, app.config).fate_of(0)
+    assert fate == DROPPED and reason.endswith("; not yet in the summary")
+
+
+def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, caplog):
+    monkeypatch.setattr(summary_jobs, "get_provider",
+                        lambda config: ScriptedModel(*[ProviderError("down")] * 50))
+    conversation = create_conversation(alex)
+    conversation.settings = {"budget": 150}
+    for question in ["My name is Dara.", *FILLER, *FILLER]:
+        answer, _, _ = ask(alex, question, conversation)
+        assert answer
+    assert cached_summary(conversation) is None  # rolled back, to be retried
+    assert "Unhandled exception in task" in caplog.text
+
+
+def test_a_busy_lock_skips_the_fold(app, alex, monkeypatch):
+    conversation = long_conversation(alex)
+    model = CountingModel()
+    monkeypatch.setattr(summary_jobs, "get_provider", lambda config: model)
+    with named_lock(f"summary:{conversation.id}"):
+        summary_jobs.fold_summary(conversation.id)
+    assert model.calls == 0
+    summary_jobs.fold_summary(conversation.id)
+    assert model.calls == 1
+
+
+def test_no_model_call_after_a_turn_while_nothing_fell_off(app, alex, monkeypatch):
+    model = CountingModel()
+    monkeypatch.setattr(summary_jobs, "get_provider", lambda config: model)
+    _, conversation, _ = ask(alex, "Hello")
+    ask(alex, "My name is Dara.", conversation)
+    assert model.calls == 0 and cached_summary(conversation) is None
+
+
+def test_deleting_a_conversation_deletes_its_summaries(app, alex):
+    conversation = long_conversation(alex)
+    refresh_summary(conversation, OfflineModel())
+    refresh_summary(conversation, OfflineModel(), style="bullets")
+    delete_conversation(conversation)
+    db.session.expunge_all()
+    assert db.session.query(ConversationSummary).count() == 0
+
+
+def test_summaries_are_logged_not_raised_when_the_queue_fails(app, alex, monkeypatch, caplog):
+    def broken(*args):
+        raise RuntimeError("queue down")
+    monkeypatch.setattr(summary_jobs, "fold_summary", broken)
+    conversation = create_conversation(alex)
+    conversation.settings = {"budget": 150}
+    with caplog.at_level(logging.ERROR):
+        for question in FILLER * 3:
+            assert ask(alex, question, conversation)[0]
+    assert "could not run or enqueue" in caplog.text

@@ -1,0 +1,134 @@
+"""Commands for context strategies and summaries: `strategy`, `summarize`, `topics`."""
+import click
+from flask import current_app
+
+from ..cli import owned, resolve_user, user_option
+from ..extensions import db
+from ..llm import ProviderError, get_provider
+from ..locks import LockBusy, named_lock
+from .context import POLICY_SETTINGS, STRATEGIES, SUMMARY_STRATEGIES, Policy
+from .summarizer import STYLES
+
+
+def init_app(app) -> None:
+    for command in (strategy, summarize, topics):
+        app.cli.add_command(command)
+
+
+def fate_lines(plan) -> list[str]:
+    """One line per run of turns that share a fate and a reason, oldest first."""
+    rows = [(seq, *plan.history.fate_of_older(seq), None)
+            for seq in range(plan.history.fates[0].seq if plan.history.fates else 0)]
+    rows += [(f.seq, f.fate, f.reason, f.tokens if f.messages else None) for f in plan.history.fates]
+    lines, start = [], 0
+    for i, (seq, fate, reason, tokens) in enumerate(rows):
+        if i + 1 < len(rows) and rows[i + 1][1:3] == (fate, reason) and tokens is None:
+            continue
+        first = rows[start][0]
+        span = f"turn {seq + 1}" if first == seq else f"turns {first + 1}–{seq + 1}"
+        size = f" ({tokens} tokens)" if tokens is not None else ""
+        lines.append(f"  {span:<14} {fate:<10} {reason}{size}")
+        start = i + 1
+    return lines
+
+
+def describe(policy: Policy, style: str) -> str:
+    return (f"strategy {policy.strategy}: history budget {policy.budget:,} tokens, "
+            f"recent turns {policy.recent_turns}, max age {policy.max_age_days:g} days, "
+            f"importance pool {policy.candidate_pool}, summary style {style}")
+
+
+@click.command("strategy")
+@click.argument("conversation_id")
+@click.argument("name", required=False, type=click.Choice(sorted(STRATEGIES)))
+@click.option("--budget", type=click.IntRange(100, 1_000_000), help="History budget in tokens.")
+@click.option("--recent", type=click.IntRange(1, 100), help="Newest turns sent in full.")
+@click.option("--max-age-days", type=click.FloatRange(0, min_open=True),
+              help="Strategy time: turns older than this are not sent.")
+@click.option("--style", type=click.Choice(list(STYLES)), help="Style of the rolling summary.")
+@click.option("--reset", is_flag=True, help="Forget this conversation's own parameters first.")
+@user_option
+def strategy(conversation_id, name, budget, recent, max_age_days, style, reset, email):
+    """Show a conversation's context strategy, or set it and its parameters."""
+    from .summaries import style_of
+    from .summary_jobs import fold_summary
+    from ..jobs import enqueue
+    conversation = owned(conversation_id, resolve_user(email))
+    settings = {} if reset else dict(conversation.settings or {})
+    given = {"budget": budget, "recent_turns": recent, "max_age_days": max_age_days,
+             "summary_style": style}
+    settings.update({k: v for k, v in given.items() if v is not None})
+    changed = name or reset or any(v is not None for v in given.values())
+    if changed:
+        conversation.strategy = name or conversation.strategy
+        conversation.settings = settings
+        db.session.commit()
+    policy = Policy.for_conversation(conversation, current_app.config)
+    own = [k for k in [*POLICY_SETTINGS, "summary_style"] if k in settings]
+    click.echo(f"Conversation {conversation.id}: {describe(policy, style_of(conversation))}")
+    click.echo(f"  own settings: {', '.join(own) or 'none (the configured defaults)'}")
+    if changed and conversation.strategy in SUMMARY_STRATEGIES:
+        enqueue(fold_summary, conversation.id)  # turns may have fallen off under the new policy
+
+
+def up_to_date(conversation, style: str | None):
+    """Fold whatever fell off into the summary now, waiting for a worker that is at it."""
+    from .summaries import refresh_summary
+    try:
+        with named_lock(f"summary:{conversation.id}"):
+            provider, covered = get_provider(current_app.config), None
+            while True:
+                summary, caught_up = refresh_summary(conversation, provider, style)
+                progress = summary.through_seq if summary else -1
+                if caught_up or progress == covered:
+                    return summary
+                covered = progress
+    except LockBusy:
+        raise click.ClickException("another worker kept the summary locked; try again") from None
+    except ProviderError as error:
+        db.session.rollback()
+        raise click.ClickException(f"the model could not summarize: {error}") from None
+
+
+@click.command()
+@click.argument("conversation_id")
+@click.option("--style", type=click.Choice(list(STYLES)), default=None,
+              help="Summary style (default: the conversation's, else NIMBUS_SUMMARY_STYLE).")
+@user_option
+def summarize(conversation_id, style, email):
+    """Print the rolling summary of the turns that fell out of the window, updating it first."""
+    conversation = owned(conversation_id, resolve_user(email))
+    summary = up_to_date(conversation, style)
+    if summary is None or summary.through_seq < 0:
+        click.echo(f"No turn has fallen out of the window yet (strategy {conversation.strategy}, "
+                   f"{conversation.turn_count} turns): there is nothing to summarize.")
+        return
+    click.echo(f"Summary of turns 1–{summary.through_seq + 1} ({summary.style}, "
+               f"updated {summary.updated_at:%Y-%m-%d %H:%M} UTC):")
+    click.echo(summary.text)
+    click.echo(f"Topics: {', '.join(summary.topics) or '(none)'}")
+
+
+@click.command()
+@click.argument("conversation_id")
+@user_option
+def topics(conversation_id, email):
+    """List the topics of the whole conversation: the summary's and the recent turns'."""
+    from .summaries import style_of, turns_to_fold
+    from .summarizer import fold
+    conversation = owned(conversation_id, resolve_user(email))
+    summary = up_to_date(conversation, None)
+    text, found = (summary.text, list(summary.topics)) if summary else ("", [])
+    after, config = summary.through_seq if summary else -1, current_app.config
+    style, provider = summary.style if summary else style_of(conversation), get_provider(config)
+    while turns := turns_to_fold(conversation.id, after, None, config["NIMBUS_SUMMARY_CHUNK_TURNS"]):
+        try:
+            text, found = fold(provider, text, found, turns, style,
+                               config["NIMBUS_SUMMARY_MAX_TOKENS"])
+        except ProviderError as error:
+            raise click.ClickException(f"the model could not extract topics: {error}") from None
+        after = turns[-1].seq
+    if not found:
+        click.echo("No topics yet.")
+    for topic in found:
+        click.echo(topic)

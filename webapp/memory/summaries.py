@@ -1,0 +1,126 @@
+"""The rolling summary of turns that fell out of the window: cached per conversation and style,
+folded forward only when new turns fall off, and sent as its own section of the context.
+"""
+from datetime import datetime
+
+from flask import current_app
+from sqlalchemy import ForeignKey, JSON, String, Text, select
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ..extensions import db
+from ..llm import offline_summary  # noqa: F401  the offline model's handler for summaries
+from ..models import Turn, utcnow
+from . import summarizer
+from ..storage import iter_turns_newest_first
+from .context import (RESERVATIONS, SECTION_SOURCES, SUMMARY_STRATEGIES, Policy, Section,
+                      plan_history, sized)
+
+MAX_ROUNDS = 10  # model calls per refresh; a job that is not caught up queues itself again
+
+
+class ConversationSummary(db.Model):
+    """One rolling summary per conversation and style, covering turns up to through_seq."""
+    __tablename__ = "conversation_summaries"
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True)
+    style: Mapped[str] = mapped_column(String(16), primary_key=True)
+    text: Mapped[str] = mapped_column(Text, default="")
+    through_seq: Mapped[int] = mapped_column(default=-1)  # -1: covers nothing yet
+    topics: Mapped[list] = mapped_column(JSON, default=list)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+def style_of(conversation, config=None) -> str:
+    config = config or current_app.config
+    return (conversation.settings or {}).get("summary_style", config["NIMBUS_SUMMARY_STYLE"])
+
+
+def cached_summary(conversation, style: str | None = None) -> ConversationSummary | None:
+    """A primary-key lookup, answered from the session's identity map when already loaded."""
+    return db.session.get(ConversationSummary, (conversation.id, style or style_of(conversation)))
+
+
+def summary_messages(summary: ConversationSummary) -> list[dict]:
+    return [{"role": "system", "content": f"Summary of the earlier conversation "
+                                          f"(turns 1–{summary.through_seq + 1}):\n{summary.text}"}]
+
+
+def usable(conversation, policy) -> ConversationSummary | None:
+    if policy.strategy not in SUMMARY_STRATEGIES:
+        return None
+    summary = cached_summary(conversation)
+    return summary if summary is not None and summary.through_seq >= 0 else None
+
+
+def summary_reservation(conversation, policy, ratio: float) -> int:
+    """The summary shares the history budget: its tokens are taken out of it first."""
+    summary = usable(conversation, policy)
+    return sized(summary_messages(summary), ratio) if summary else 0
+
+
+def summary_section(conversation, policy, history) -> Section | None:
+    """The summary, when the history no longer holds every turn it covers."""
+    summary = usable(conversation, policy)
+    kept = [f.seq for f in history.kept()]
+    if summary is None or not kept or min(kept) == 0:
+        return None
+    messages = summary_messages(summary)
+    return Section("summary", messages, sized(messages, conversation.token_ratio or 1.0),
+                   {"through_seq": summary.through_seq, "style": summary.style,
+                    "topics": list(summary.topics)})
+
+
+RESERVATIONS.append(summary_reservation)
+SECTION_SOURCES.append(summary_section)
+
+
+def fell_off_through(conversation, config) -> int:
+    """The newest turn the next request may leave out (-1: none), as if the summary were at its
+    full size: then a summary that grows never uncovers a turn, and one fold a time suffices."""
+    policy = Policy.for_conversation(conversation, config)
+    ratio = conversation.token_ratio or 1.0
+    if policy.strategy in SUMMARY_STRATEGIES:
+        policy.reserved = round(config["NIMBUS_SUMMARY_MAX_TOKENS"] * ratio)
+    kept = plan_history(iter_turns_newest_first(conversation.id), policy, ratio).kept()
+    return min(f.seq for f in kept) - 1 if kept else -1
+
+
+def turns_to_fold(conversation_id: str, after_seq: int, through_seq: int | None,
+                  limit: int) -> list[Turn]:
+    """Finished turns after `after_seq` (up to `through_seq`), oldest first, at most `limit`."""
+    query = select(Turn).where(Turn.conversation_id == conversation_id, Turn.seq > after_seq,
+                               Turn.outcome != "pending")
+    if through_seq is not None:
+        query = query.where(Turn.seq <= through_seq)
+    return list(db.session.scalars(query.order_by(Turn.seq).limit(limit)))
+
+
+def needs_refresh(conversation, config) -> bool:
+    """Cheap (no model call): have turns fallen off beyond what the summary covers?"""
+    summary = cached_summary(conversation, style_of(conversation, config))
+    return fell_off_through(conversation, config) > (summary.through_seq if summary else -1)
+
+
+def refresh_summary(conversation, provider, style: str | None = None,
+                    config=None) -> tuple[ConversationSummary | None, bool]:
+    """Fold newly fallen-off turns into the summary; (summary, whether it is now caught up)."""
+    config = config or current_app.config
+    style = style or style_of(conversation, config)
+    summary = cached_summary(conversation, style)
+    for _ in range(MAX_ROUNDS):
+        through = fell_off_through(conversation, config)
+        if through <= (summary.through_seq if summary else -1):
+            return summary, True
+        if summary is None:
+            summary = ConversationSummary(conversation_id=conversation.id, style=style, text="",
+                                          through_seq=-1, topics=[])
+            db.session.add(summary)
+        turns = turns_to_fold(conversation.id, summary.through_seq, through,
+                              config["NIMBUS_SUMMARY_CHUNK_TURNS"])
+        if turns:
+            summary.text, summary.topics = summarizer.fold(
+                provider, summary.text, list(summary.topics), turns, style,
+                config["NIMBUS_SUMMARY_MAX_TOKENS"])
+        summary.through_seq = turns[-1].seq if turns else through
+        db.session.commit()
+    return summary, fell_off_through(conversation, config) <= summary.through_seq

@@ -1,0 +1,82 @@
+"""The summarizer call: fold turns that left the window into the previous summary, with the model.
+
+The model gets the summary so far, the topics so far and the new turns; it replies with the new
+summary and a last `Topics:` line. Any provider works; the offline model has an extractive handler.
+"""
+import re
+
+from ..llm.base import ProviderError, Reply
+from ..llm.tokens import estimate_text
+
+PROMPT_OPENING = "You keep the rolling summary of a support conversation"
+STYLES = {
+    "concise": "one short line per fact, oldest first",
+    "detailed": "the facts, plus one line per earlier request and how it was resolved",
+    "bullets": "one '- ' bullet point per fact, oldest first",
+}
+MAX_TOPICS = 12
+SUMMARY_PROMPT = PROMPT_OPENING + """ between a customer (User) and Nimbus, the shop's support agent.
+You get the summary so far and the turns that just left the model's context window. Write the
+new summary: the summary so far with the new turns folded in.
+- Keep every name, contact detail, number, order number, ticket number, date and stated
+  preference exactly as written; quote the customer's statements of fact verbatim as "User: …".
+- Keep what was decided or done (refunds checked, tickets opened) as "Nimbus: …" lines.
+- Leave out greetings and small talk.
+Style: {style} ({description}).
+Stay under {max_tokens} tokens (about {max_words} words).
+Reply with the summary only, then one last line: "Topics: " and up to 8 short topics,
+comma-separated."""
+
+
+def transcript(turns) -> str:
+    """Each turn as its question and final answer, one line each, newlines flattened."""
+    lines = []
+    for turn in turns:
+        lines.append(f"[Turn {turn.seq + 1}]")
+        lines.append("User: " + " ".join(turn.question.split()))
+        if turn.answer.strip():
+            lines.append("Nimbus: " + " ".join(turn.answer.split()))
+    return "\n".join(lines)
+
+
+def fold_request(previous: str, topics: list[str], turns, style: str, max_tokens: int) -> list[dict]:
+    prompt = SUMMARY_PROMPT.format(style=style, description=STYLES[style], max_tokens=max_tokens,
+                                   max_words=max_tokens * 3 // 4)
+    body = (f"Summary so far:\n{previous.strip() or '(none yet)'}\n\n"
+            f"Topics so far: {', '.join(topics) or '(none yet)'}\n\n"
+            f"Turns {turns[0].seq + 1}–{turns[-1].seq + 1}, to fold in:\n{transcript(turns)}")
+    return [{"role": "system", "content": prompt}, {"role": "user", "content": body}]
+
+
+def parse_reply(text: str, max_tokens: int) -> tuple[str, list[str]]:
+    """Split off the Topics line; a summary far over its size is cut at a line boundary."""
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    topics: list[str] = []
+    if lines and re.match(r"^\W*topics\W*:", lines[-1], re.I):
+        topics = [t.strip(" .*") for t in lines.pop().split(":", 1)[1].split(",") if t.strip(" .*")]
+    kept, used = [], 0
+    for line in lines:
+        used += estimate_text(line) + 1
+        if used > max_tokens * 5 // 4:
+            kept.append("…")
+            break
+        kept.append(line)
+    return "\n".join(kept).strip(), topics[-MAX_TOPICS:]
+
+
+def fold(provider, previous: str, topics: list[str], turns, style: str,
+         max_tokens: int) -> tuple[str, list[str]]:
+    """One model call: the previous summary plus these turns, as (new summary, topics)."""
+    if style not in STYLES:
+        raise ValueError(f"unknown summary style {style!r}; choose from {', '.join(STYLES)}")
+    reply = None
+    for chunk in provider.stream(fold_request(previous, topics, turns, style, max_tokens), []):
+        if isinstance(chunk, Reply):
+            reply = chunk
+    if reply is None or not reply.text.strip():
+        raise ProviderError("the summarizer returned no summary")
+    text, new_topics = parse_reply(reply.text, max_tokens)
+    merged: dict[str, str] = {}
+    for topic in [*topics, *new_topics]:
+        merged.setdefault(topic.lower(), topic)
+    return text, list(merged.values())[-MAX_TOPICS:]

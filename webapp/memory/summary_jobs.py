@@ -1,0 +1,50 @@
+"""Fold the rolling summary in the background, after the answer has gone out.
+
+An after-turn hook checks cheaply (no model call) whether turns fell off beyond the summary and
+queues the job; a lock keeps two workers off one conversation, and Huey retries a failed fold.
+"""
+import logging
+
+from flask import current_app
+
+from ..agent.loop import AFTER_TURN
+from ..extensions import db
+from ..jobs import enqueue, job
+from ..llm import get_provider
+from ..locks import LockBusy, named_lock
+from ..models import Conversation
+from .context import SUMMARY_STRATEGIES
+from .summaries import needs_refresh, refresh_summary
+
+log = logging.getLogger(__name__)
+
+
+@job()
+def fold_summary(conversation_id: str) -> None:
+    """Bring one conversation's summary up to date; queue another round if it is not yet."""
+    try:
+        with named_lock(f"summary:{conversation_id}", wait=0):
+            conversation = db.session.get(Conversation, conversation_id)
+            if conversation is None:  # deleted meanwhile: its summary went with it
+                return
+            _, caught_up = refresh_summary(conversation, get_provider(current_app.config))
+    except LockBusy:
+        log.info("summary of %s is being folded by another worker", conversation_id)
+        return
+    except Exception:
+        db.session.rollback()  # leave the session usable for whoever shares it; Huey retries
+        raise
+    if not caught_up:
+        enqueue(fold_summary, conversation_id)
+
+
+def queue_summary(turn, plan) -> None:
+    """After each turn: queue a fold when the conversation's strategy sends a summary and new
+    turns have fallen out of its window."""
+    conversation = turn.conversation
+    if conversation.strategy in SUMMARY_STRATEGIES and needs_refresh(conversation,
+                                                                      current_app.config):
+        enqueue(fold_summary, conversation.id)
+
+
+AFTER_TURN.append(queue_summary)
