@@ -16,7 +16,8 @@ from webapp.viewer.whatif import WhatIfError, apply_policy, parse_what_if, what_
 from .conftest import ask
 from .fakes.openai_server import FakeOpenAIServer
 from .fakes.scripted_model import ScriptedModel
-from .viewer_support import DROPPING_BUDGET, refund_conversation
+from .viewer_support import (DROPPING_BUDGET, SUMMARY_BUDGET, refund_conversation,
+                             summarized_conversation)
 
 
 def tool_names(messages):
@@ -60,6 +61,21 @@ def test_a_what_if_preview_is_what_gets_sent_once_applied(app, alex):
     ask(alex, "One more thing.", conversation, provider=model)
     assert model.requests[0][:-1] == preview.plan.messages
     assert conversation.settings == {"budget": DROPPING_BUDGET}
+
+
+def test_summary_and_memory_sections_are_sent_as_shown(app, alex):
+    conversation = summarized_conversation(alex)
+    report = build_report(conversation, app.config)
+    assert [s.name for s in report.sections] == ["system", "memory", "summary", "history"]
+    assert [(r.number, r.fate) for r in report.rows] == [(n, SUMMARIZED) for n in range(1, 6)] + [(6, FULL)]
+    assert all(r.reason == context.FOLDED and r.sent == [] for r in report.rows[:5])
+    summary = report.sections[2]
+    assert summary.detail["through_seq"] == 4 and "Dara" in summary.messages[0]["content"]
+    assert report.gauge.budget == SUMMARY_BUDGET
+    assert report.gauge.history_budget == SUMMARY_BUDGET - summary.tokens
+    model = ScriptedModel("Lisbon, you said.")
+    ask(alex, "Where do I live?", conversation, provider=model)
+    assert model.requests[0][:-1] == report.plan.messages
 
 
 def test_as_sent_column_matches_the_openai_request(app, alex):

@@ -8,7 +8,7 @@ from webapp.extensions import db
 from webapp.storage import create_conversation
 
 from .conftest import guest_user
-from .viewer_support import DROPPING_BUDGET, refund_conversation
+from .viewer_support import DROPPING_BUDGET, refund_conversation, summarized_conversation
 
 HTMX = {"HX-Request": "true", "HX-Target": "plan"}
 
@@ -143,3 +143,14 @@ def test_memory_section_shows_why_each_memory_was_recalled(guest, conversation, 
     assert html.index("System prompt") < html.index("Long-term memory") < html.index("Conversation history")
     assert "Prefers email." in html and "recency rank 1" in html and "account · personal" in html
     assert f'<a href="#turn-2">turn 2 of this conversation</a>' in html
+
+
+def test_summary_section_and_summarized_turns(guest):
+    conversation = summarized_conversation(guest_user(guest))
+    html = guest.get(f"/c/{conversation.id}/viewer").text
+    assert fates(html) == [(str(n), "SUMMARIZED") for n in range(1, 6)] + [("6", "FULL")]
+    assert html.count('folded into the <a href="#section-summary">rolling summary</a>') == 5
+    summary = html[html.index('id="section-summary"'):html.index('id="section-history"')]
+    assert "Rolling summary" in summary and "<dt>through</dt>\n        <dd>turn 5</dd>" in summary
+    assert "refunds, " in summary  # topics read as a list
+    assert "set aside for the summary" in html

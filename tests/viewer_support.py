@@ -13,3 +13,18 @@ def refund_conversation(user):
     for question in REFUND_QUESTIONS[1:]:
         ask(user, question, conversation)
     return conversation
+
+SUMMARY_BUDGET = 300
+LONG_QUESTIONS = REFUND_QUESTIONS + ("How long does shipping take?", "What is my name?")
+
+
+def summarized_conversation(user):
+    """A conversation whose older turns fell out of a small budget: the request then carries
+    the system prompt, a memory (the name), the rolling summary and the newest turn."""
+    from webapp.extensions import db
+    _, conversation, _ = ask(user, "My name is Dara and I live in Lisbon.")
+    conversation.settings = {"budget": SUMMARY_BUDGET}
+    db.session.commit()
+    for question in LONG_QUESTIONS:
+        ask(user, question, conversation)
+    return conversation

@@ -7,14 +7,14 @@ from playwright.sync_api import expect
 from webapp.extensions import db
 from webapp.models import Conversation
 
-from tests.viewer_support import DROPPING_BUDGET, REFUND_QUESTIONS
+from tests.viewer_support import DROPPING_BUDGET, LONG_QUESTIONS, REFUND_QUESTIONS, SUMMARY_BUDGET
 
 
-def chat(page, questions):
+def chat(page, questions, url="/", first_seq=0):
     """Ask each question in the chat page and wait for its reply to finish."""
-    page.goto("/")
+    page.goto(url)
     box = page.get_by_label("Message Nimbus")
-    for seq, question in enumerate(questions):
+    for seq, question in enumerate(questions, first_seq):
         box.fill(question)
         box.press("Enter")
         expect(page.locator(f"#turn-{seq}-answer:not(.is-streaming)")).to_be_visible()
@@ -96,3 +96,21 @@ def test_memories_show_their_scope_source_and_why(page, artifacts):
     expect(memory.locator(".chip-why").first).to_contain_text("recency rank 1")
     expect(memory).to_contain_text("turn 1 of another conversation")
     memory.screenshot(path=os.path.join(artifacts, "viewer-memory.png"))
+
+
+def test_a_smaller_budget_applied_folds_old_turns_into_the_summary(page, artifacts):
+    chat(page, ["My name is Dara and I live in Lisbon."])
+    chat_url = page.url
+    page.get_by_role("link", name="Viewer").click()
+    page.get_by_label("History budget (tokens)").fill(str(SUMMARY_BUDGET))
+    page.get_by_role("button", name="Apply to this conversation").click()
+    expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
+    chat(page, LONG_QUESTIONS, url=chat_url, first_seq=1)
+    page.get_by_role("link", name="Viewer").click()
+    expect(page.locator(".section h3")).to_have_text(
+        ["System prompt", "Long-term memory", "Rolling summary", "Conversation history"])
+    for number in range(1, 6):
+        expect(turn(page, number).locator(".fate")).to_have_text("SUMMARIZED")
+    expect(turn(page, 6).locator(".fate")).to_have_text("FULL")
+    expect(page.locator("#section-summary")).to_contain_text("Dara")
+    page.screenshot(path=os.path.join(artifacts, "viewer-summary.png"), full_page=True)
