@@ -98,15 +98,30 @@ def cost_series(conversation_id: str) -> list[tuple[int, int, int]]:
         .order_by(Turn.seq))]
 
 
-def turn_row(turn: Turn, plan: ContextPlan, sent_fates: dict) -> TurnRow:
+class Fates:
+    """assemble()'s verdict per turn, looked up by seq without a scan per turn."""
+
+    def __init__(self, plan: ContextPlan):
+        self.plan = plan
+        self.read = {f.seq: f for f in plan.history.fates}
+
+    def of(self, seq: int) -> tuple[str, str]:
+        read = self.read.get(seq)
+        return (read.fate, read.reason) if read else self.plan.fate_of(seq)
+
+    def sent(self, seq: int) -> tuple[list[dict], int]:
+        read = self.read.get(seq)
+        return (read.messages, read.tokens) if read and read.messages else ([], 0)
+
+
+def turn_row(turn: Turn, fates: Fates, ratio: float) -> TurnRow:
     if turn.outcome == "pending":
         fate, reason, sent, sent_tokens = None, NOT_FINISHED, [], 0
     else:
-        fate, reason = plan.fate_of(turn.seq)
-        kept = sent_fates.get(turn.seq)
-        sent, sent_tokens = (kept.messages, kept.tokens) if kept else ([], 0)
+        fate, reason = fates.of(turn.seq)
+        sent, sent_tokens = fates.sent(turn.seq)
     return TurnRow(turn.seq, turn.outcome, turn.created_at, turn.messages, fate, reason, sent,
-                   round(turn.full_tokens * plan.ratio), sent_tokens, turn.prompt_tokens,
+                   round(turn.full_tokens * ratio), sent_tokens, turn.prompt_tokens,
                    turn.completion_tokens, turn.context_tokens, turn.resend_tokens,
                    list(turn.trace or []))
 
@@ -120,15 +135,15 @@ def build_report(conversation: Conversation, config, policy: Policy | None = Non
     total = plan.total_tokens
     size = config["NIMBUS_VIEWER_PAGE_TURNS"]
     turns = page_of_turns(conversation.id, before, size)
-    sent_fates = {f.seq: f for f in plan.history.kept()}
+    fates = Fates(plan)
     series = cost_series(conversation.id)
-    counts = Counter(plan.fate_of(seq)[0] for seq, _, _ in series)
+    counts = Counter(fates.of(seq)[0] for seq, _, _ in series)
     report = ViewerReport(
         conversation, policy, stored_policy, plan,
         [section_view(s, total) for s in plan.sections],
         request_gauge([(s.name, s.tokens) for s in plan.sections], policy.budget,
-                      getattr(plan.policy, "history_budget", policy.budget)),
-        [turn_row(t, plan, sent_fates) for t in turns],
+                      plan.policy.history_budget),
+        [turn_row(t, fates, plan.ratio) for t in turns],
         cost_chart([seq + 1 for seq, _, _ in series], [s for _, s, _ in series],
                    [r for _, _, r in series]),
         dict(counts), conversation.turn_count)

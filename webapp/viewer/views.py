@@ -1,4 +1,4 @@
-"""Viewer routes: the page, its htmx what-if partial, the same data as JSON, and applying settings."""
+"""Viewer routes: the page, its htmx what-if partial, the same data as JSON, applying settings."""
 import json
 
 from flask import (Blueprint, current_app, jsonify, make_response, redirect, render_template,
@@ -14,7 +14,7 @@ bp = Blueprint("viewer", __name__)
 
 
 def report_for(conversation, values, before=None):
-    """The report under the what-if settings in `values`; bad values fall back to the stored ones."""
+    """The report under the what-if settings in `values`; bad values fall back to the stored."""
     try:
         policy = what_if_policy(conversation, current_app.config, values)
         error = None
