@@ -18,7 +18,8 @@ def test_totals_and_the_saving_in_words():
 def test_per_turn_panel_coordinates():
     chart = cost_chart([1, 2, 3, 4], [100, 150, 200, 250], [100, 300, 600, 1000])
     per_turn = chart.panels[0]
-    assert per_turn.max_value == 1000 and [t.value for t in per_turn.y_ticks] == [0, 250, 500, 750, 1000]
+    assert per_turn.max_value == 1000
+    assert [t.value for t in per_turn.y_ticks] == [0, 250, 500, 750, 1000]
     plot_width = WIDTH - LEFT - RIGHT
     assert [x for x, _ in per_turn.sent] == [LEFT, round(LEFT + plot_width / 3, 1),
                                              round(LEFT + 2 * plot_width / 3, 1), LEFT + plot_width]

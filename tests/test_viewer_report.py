@@ -51,8 +51,8 @@ def test_as_sent_column_is_what_the_provider_receives_next(app, alex):
 
 def test_a_what_if_preview_is_what_gets_sent_once_applied(app, alex):
     conversation = refund_conversation(alex)
-    preview = build_report(conversation, app.config,
-                           what_if_policy(conversation, app.config, {"budget": str(DROPPING_BUDGET)}))
+    what_if = what_if_policy(conversation, app.config, {"budget": str(DROPPING_BUDGET)})
+    preview = build_report(conversation, app.config, what_if)
     assert preview.what_if and preview.rows[0].fate == DROPPED
     assert preview.rows[0].reason.startswith(f"over the {DROPPING_BUDGET}-token budget")
     assert build_report(conversation, app.config).rows[0].fate == COMPACTED  # nothing was saved
@@ -67,7 +67,7 @@ def test_summary_and_memory_sections_are_sent_as_shown(app, alex):
     conversation = summarized_conversation(alex)
     report = build_report(conversation, app.config)
     assert [s.name for s in report.sections] == ["system", "memory", "summary", "history"]
-    assert [(r.number, r.fate) for r in report.rows] == [(n, SUMMARIZED) for n in range(1, 6)] + [(6, FULL)]
+    assert [r.fate for r in report.rows] == [SUMMARIZED] * 5 + [FULL]
     assert all(r.reason == context.FOLDED and r.sent == [] for r in report.rows[:5])
     summary = report.sections[2]
     assert summary.detail["through_seq"] == 4 and "Dara" in summary.messages[0]["content"]
@@ -99,7 +99,8 @@ def test_usage_and_trace_come_from_the_stored_turn(app, alex):
     conversation = refund_conversation(alex)
     row = build_report(conversation, app.config).rows[0]
     turn = all_turns(conversation.id)[0]
-    assert (row.prompt_tokens, row.completion_tokens) == (turn.prompt_tokens, turn.completion_tokens)
+    assert row.prompt_tokens == turn.prompt_tokens
+    assert row.completion_tokens == turn.completion_tokens
     assert (row.context_tokens, row.resend_tokens) == (turn.context_tokens, turn.resend_tokens)
     assert [t["kind"] for t in row.trace] == ["memory", "tool_call", "tool_result", "answer"]
     assert all("ms" in t for t in row.trace[1:])
@@ -146,17 +147,21 @@ def test_new_strategies_and_sections_show_up_without_special_cases(app, alex, mo
     monkeypatch.setitem(context.STRATEGIES, "fold", plan_fold)
     monkeypatch.setattr(context, "SECTION_SOURCES", [summary_source])
     report = build_report(conversation, app.config, Policy(strategy="fold"))
-    assert [(r.fate, r.reason) for r in report.rows[:2]] == [(SUMMARIZED, "folded into the summary")] * 2
+    folded = (SUMMARIZED, "folded into the summary")
+    assert [(r.fate, r.reason) for r in report.rows[:2]] == [folded, folded]
     assert [s.name for s in report.sections] == ["system", "summary", "history"]
     summary = report.sections[1]
-    assert (summary.title, summary.tokens, summary.detail) == ("Rolling summary", 5, {"covers": [0, 1]})
+    assert (summary.title, summary.tokens) == ("Rolling summary", 5)
+    assert summary.detail == {"covers": [0, 1]}
     assert "fold" in report.strategies
 
 
 @pytest.mark.parametrize("values, message", [
     ({"strategy": "nope"}, "unknown strategy 'nope'"),
     ({"budget": "lots"}, "budget must be a whole number"),
-    ({"budget": "-5"}, "budget must be between 0 and 1,000,000"),
+    ({"budget": "0"}, "budget must be between 1 and 1,000,000"),
+    ({"max_age_days": "nan"}, "max_age_days must be between 0.01 and 36,500"),
+    ({"max_age_days": "soon"}, "max_age_days must be a number"),
     ({"recent_turns": "101"}, "recent_turns must be between 0 and 100"),
 ])
 def test_what_if_refuses_bad_values(values, message):
@@ -165,7 +170,8 @@ def test_what_if_refuses_bad_values(values, message):
 
 
 def test_empty_what_if_fields_keep_the_conversations_own():
-    assert parse_what_if({"strategy": "", "budget": " ", "recent_turns": "3"}) == {"recent_turns": 3}
+    overrides = parse_what_if({"strategy": "", "budget": " ", "recent_turns": "3"})
+    assert overrides == {"recent_turns": 3}
 
 
 @pytest.mark.parametrize("what_if", [{}, {"budget": str(DROPPING_BUDGET)},
@@ -178,7 +184,8 @@ def test_show_context_prints_the_same_request_and_fates(app, alex, runner, what_
     args = [arg for name, value in what_if.items() for arg in (flags[name], value)]
     result = runner.invoke(args=["show", conversation.id, "--context", *args])
     header, printed = result.output.split("\n", 1)
-    assert header.startswith(f"Context sent with the next question ({report.plan.total_tokens} tokens")
+    assert header.startswith(
+        f"Context sent with the next question ({report.plan.total_tokens} tokens")
     messages, fates = printed.split("\n\nTurn fates (why each stored turn is or is not sent):\n")
     assert messages == "\n".join(message_lines(report.plan.messages))
     assert printed_fates(fates) == {row.number: (row.fate, row.reason) for row in report.rows}

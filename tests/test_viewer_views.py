@@ -65,15 +65,16 @@ def test_a_bad_what_if_is_explained_and_the_saved_settings_shown(guest, conversa
     assert fates(response.text)[0] == ("1", "COMPACTED")
     json_error = guest.get(f"/c/{conversation.id}/viewer.json?budget=-1")
     assert json_error.status_code == 400
-    assert json_error.json == {"error": "budget must be between 0 and 1,000,000"}
+    assert json_error.json == {"error": "budget must be between 1 and 1,000,000"}
 
 
 def test_json_matches_the_page_and_show_context(guest, conversation, runner):
     data = guest.get(f"/c/{conversation.id}/viewer.json?budget={DROPPING_BUDGET}").json
     assert data["what_if"] and data["policy"]["budget"] == DROPPING_BUDGET
-    assert [(t["number"], t["fate"]) for t in data["turns"]] == [(1, "DROPPED"), (2, "FULL"), (3, "FULL")]
+    assert [t["fate"] for t in data["turns"]] == ["DROPPED", "FULL", "FULL"]
     assert data["turns"][0]["reason"].startswith(f"over the {DROPPING_BUDGET}-token budget")
-    assert data["request"]["messages"] == [m for s in data["request"]["sections"] for m in s["messages"]]
+    sections = data["request"]["sections"]
+    assert data["request"]["messages"] == [m for s in sections for m in s["messages"]]
     history = next(s for s in data["request"]["sections"] if s["name"] == "history")
     assert history["messages"] == [m for t in data["turns"] for m in t["sent"]]
     assert data["fates"] == {"DROPPED": 1, "FULL": 2}
@@ -130,19 +131,20 @@ def test_an_empty_conversation_says_so(guest):
 
 def test_memory_section_shows_why_each_memory_was_recalled(guest, conversation, monkeypatch):
     from webapp.memory import context
+    memory = {"content": "Prefers email.", "scope": "account · personal", "turn_seq": 1,
+              "conversation_id": conversation.id, "source": "distiller", "why": "recency rank 1"}
 
     def memory_source(conversation_, policy, history):
-        return context.Section("memory", [{"role": "system", "content": "Remember: prefers email."}],
-                               8, {"mode": "recency", "memories": [
-                                   {"content": "Prefers email.", "scope": "account · personal",
-                                    "conversation_id": conversation_.id, "turn_seq": 1,
-                                    "source": "distiller", "why": "recency rank 1"}]})
+        block = [{"role": "system", "content": "Remember: prefers email."}]
+        return context.Section("memory", block, 8, {"mode": "recency", "memories": [memory]})
 
     monkeypatch.setattr(context, "SECTION_SOURCES", [memory_source])
     html = guest.get(f"/c/{conversation.id}/viewer").text
-    assert html.index("System prompt") < html.index("Long-term memory") < html.index("Conversation history")
+    order = [html.index(title) for title in ("System prompt", "Long-term memory",
+                                              "Conversation history")]
+    assert order == sorted(order)
     assert "Prefers email." in html and "recency rank 1" in html and "account · personal" in html
-    assert f'<a href="#turn-2">turn 2 of this conversation</a>' in html
+    assert '<a href="#turn-2">turn 2 of this conversation</a>' in html
 
 
 def test_summary_section_and_summarized_turns(guest):

@@ -7,17 +7,20 @@ from playwright.sync_api import expect
 from webapp.extensions import db
 from webapp.models import Conversation
 
+from tests.conftest import wait_for_replies
 from tests.viewer_support import DROPPING_BUDGET, LONG_QUESTIONS, REFUND_QUESTIONS, SUMMARY_BUDGET
 
 
-def chat(page, questions, url="/", first_seq=0):
-    """Ask each question in the chat page and wait for its reply to finish."""
+def chat(page, live_app, questions, url="/", first_seq=0):
+    """Ask each question in the chat page; wait for the replies and the work after them
+    (summary, memory) to finish, as the viewer shows what is stored."""
     page.goto(url)
     box = page.get_by_label("Message Nimbus")
     for seq, question in enumerate(questions, first_seq):
         box.fill(question)
         box.press("Enter")
         expect(page.locator(f"#turn-{seq}-answer:not(.is-streaming)")).to_be_visible()
+    wait_for_replies(live_app)
 
 
 def show_context(live_app, conversation_id):
@@ -36,14 +39,15 @@ def turn(page, number):
 
 
 def test_refund_turns_side_by_side_and_a_lower_budget_drops_turn_one(page, live_app, artifacts):
-    chat(page, REFUND_QUESTIONS)
+    chat(page, live_app, REFUND_QUESTIONS)
     page.get_by_role("link", name="Viewer").click()
     expect(page).to_have_url(re.compile(r"/c/[0-9a-f]{32}/viewer$"))
     conversation_id = page.url.split("/")[-2]
 
     first = turn(page, 1)
     expect(first.locator(".fate")).to_have_text("COMPACTED")
-    expect(first.locator(".stored .msg-call")).to_contain_text('check_refund_eligibility({"order_id": 1043})')
+    expect(first.locator(".stored .msg-call")).to_contain_text(
+        'check_refund_eligibility({"order_id": 1043})')
     expect(first.locator(".sent .msg-call")).to_have_count(0)
     expect(first.locator(".sent")).to_contain_text("Can I get a refund for order #1043?")
     for number in (2, 3):
@@ -71,7 +75,8 @@ def test_refund_turns_side_by_side_and_a_lower_budget_drops_turn_one(page, live_
     assert show_context(live_app, conversation_id) == before
 
     page.get_by_role("button", name="Apply to this conversation").click()
-    expect(page.get_by_role("status").filter(has_text="Saved: this conversation now uses")).to_be_visible()
+    saved = page.get_by_role("status").filter(has_text="Saved: this conversation now uses")
+    expect(saved).to_be_visible()
     expect(page).to_have_url(re.compile(r"/viewer$"))
     assert show_context(live_app, conversation_id) != before
     page.reload()
@@ -79,16 +84,16 @@ def test_refund_turns_side_by_side_and_a_lower_budget_drops_turn_one(page, live_
     expect(page.get_by_label("History budget (tokens)")).to_have_value(str(DROPPING_BUDGET))
 
 
-def test_a_stranger_gets_404_on_the_viewer(page, new_page):
-    chat(page, ["Where is my order #1041?"])
+def test_a_stranger_gets_404_on_the_viewer(page, new_page, live_app):
+    chat(page, live_app, ["Where is my order #1041?"])
     viewer = page.url.rstrip("/") + "/viewer"
     assert page.goto(viewer).status == 200
     assert new_page().goto(viewer).status == 404
 
 
-def test_memories_show_their_scope_source_and_why(page, artifacts):
-    chat(page, ["Remember that I prefer email over phone."])
-    chat(page, ["How do I prefer to be contacted?"])
+def test_memories_show_their_scope_source_and_why(page, live_app, artifacts):
+    chat(page, live_app, ["Remember that I prefer email over phone."])
+    chat(page, live_app, ["How do I prefer to be contacted?"])
     page.get_by_role("link", name="Viewer").click()
     memory = page.locator("#section-memory")
     expect(memory).to_contain_text("Long-term memory")
@@ -98,14 +103,14 @@ def test_memories_show_their_scope_source_and_why(page, artifacts):
     memory.screenshot(path=os.path.join(artifacts, "viewer-memory.png"))
 
 
-def test_a_smaller_budget_applied_folds_old_turns_into_the_summary(page, artifacts):
-    chat(page, ["My name is Dara and I live in Lisbon."])
+def test_a_smaller_budget_applied_folds_old_turns_into_the_summary(page, live_app, artifacts):
+    chat(page, live_app, ["My name is Dara and I live in Lisbon."])
     chat_url = page.url
     page.get_by_role("link", name="Viewer").click()
     page.get_by_label("History budget (tokens)").fill(str(SUMMARY_BUDGET))
     page.get_by_role("button", name="Apply to this conversation").click()
     expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
-    chat(page, LONG_QUESTIONS, url=chat_url, first_seq=1)
+    chat(page, live_app, LONG_QUESTIONS, url=chat_url, first_seq=1)
     page.get_by_role("link", name="Viewer").click()
     expect(page.locator(".section h3")).to_have_text(
         ["System prompt", "Long-term memory", "Rolling summary", "Conversation history"])

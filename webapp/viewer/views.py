@@ -59,7 +59,7 @@ def show_json(conversation_id):
 
 @bp.post("/c/<conversation_id>/viewer/settings")
 def apply_settings(conversation_id):
-    """Make the previewed strategy, budget and recent-turn count the conversation's own."""
+    """Make the previewed strategy and its settings the conversation's own."""
     conversation = get_conversation_or_404(conversation_id)
     try:
         policy = what_if_policy(conversation, current_app.config, request.form)

@@ -8,8 +8,8 @@ from ..memory.context import STRATEGIES, Policy
 from ..models import utcnow
 
 FIELDS = ("strategy", "budget", "recent_turns", "max_age_days")
-# name -> (type, lowest, highest) of the numeric settings a what-if may change
-NUMBERS = {"budget": (int, 0, 1_000_000), "recent_turns": (int, 0, 100),
+# name -> (type, lowest, highest) of the numeric settings a what-if may change (as `show` takes)
+NUMBERS = {"budget": (int, 1, 1_000_000), "recent_turns": (int, 0, 100),
            "max_age_days": (float, 0.01, 36_500)}
 
 
