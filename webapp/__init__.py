@@ -41,7 +41,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .memory import summary_jobs  # noqa: F401  folds the rolling summary after each turn
 
     from . import chat
+    from .viewer import views as viewer
     app.register_blueprint(chat.bp)
+    app.register_blueprint(viewer.bp)
 
     from . import cli
     cli.init_app(app)

@@ -1,0 +1,153 @@
+"""Geometry of the viewer's cost chart, computed here so it can be tested: prompt tokens sent per
+turn against resending the whole history, per turn and cumulative, as SVG coordinates.
+"""
+import math
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+WIDTH, PANEL_HEIGHT = 640, 200
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 24, 32  # margins inside a panel, for axis labels
+MAX_MARKERS = 60  # beyond this many turns the dots would merge into a smear
+
+
+@dataclass
+class Tick:
+    value: int
+    position: float  # y for value ticks, x for turn ticks
+    label: str
+
+
+@dataclass
+class Marker:
+    turn: int
+    x: float
+    sent_y: float
+    resend_y: float
+    sent: int
+    resend: int
+
+
+@dataclass
+class Panel:
+    title: str
+    top: float  # y of the panel's top edge in the whole SVG
+    max_value: int
+    y_ticks: list[Tick]
+    sent: list[tuple[float, float]]
+    resend: list[tuple[float, float]]
+    markers: list[Marker] = field(default_factory=list)
+
+    @property
+    def sent_path(self) -> str:
+        return points_attribute(self.sent)
+
+    @property
+    def resend_path(self) -> str:
+        return points_attribute(self.resend)
+
+    @property
+    def baseline(self) -> float:
+        return self.top + PANEL_HEIGHT - BOTTOM
+
+    @property
+    def title_y(self) -> float:
+        return self.top + TOP - 10
+
+
+@dataclass
+class CostChart:
+    turns: list[int]  # turn numbers, 1-based, oldest first
+    sent: list[int]  # Turn.context_tokens
+    resend: list[int]  # Turn.resend_tokens
+    panels: list[Panel] = field(default_factory=list)
+    x_ticks: list[Tick] = field(default_factory=list)
+    width: int = WIDTH
+    height: int = 0
+    markers: bool = True
+    plot_left: int = LEFT
+    plot_right: int = WIDTH - RIGHT
+
+    @property
+    def total_sent(self) -> int:
+        return sum(self.sent)
+
+    @property
+    def total_resend(self) -> int:
+        return sum(self.resend)
+
+    @property
+    def saved(self) -> int:
+        return self.total_resend - self.total_sent
+
+    @property
+    def percent_sent(self) -> int | None:
+        return round(100 * self.total_sent / self.total_resend) if self.total_resend else None
+
+    @property
+    def sentence(self) -> str:
+        """The saving in words, for people who will not read the axes."""
+        if self.percent_sent is None:
+            return "No answered turns yet: nothing has been sent."
+        return (f"This conversation sent {self.percent_sent}% of the tokens a resend-everything "
+                f"chat would have ({self.total_sent:,} of {self.total_resend:,} prompt tokens; "
+                f"{self.saved:,} saved).")
+
+
+def nice_step(value: float) -> int:
+    """The smallest 1, 2, 2.5 or 5 × 10^k step (at least 1) that covers value."""
+    if value <= 1:
+        return 1
+    power = 10 ** math.floor(math.log10(value))
+    for factor in (1, 2, 2.5, 5, 10):
+        if factor * power >= value:
+            return max(1, math.ceil(factor * power))
+    return 10 * power
+
+
+def points_attribute(points: list[tuple[float, float]]) -> str:
+    return " ".join(f"{x:g},{y:g}" for x, y in points)
+
+
+def x_positions(count: int) -> list[float]:
+    plot = WIDTH - LEFT - RIGHT
+    if count == 1:
+        return [LEFT + plot / 2]
+    return [round(LEFT + i * plot / (count - 1), 1) for i in range(count)]
+
+
+def panel(title: str, top: float, turns: list[int], xs: list[float], sent: list[int],
+          resend: list[int]) -> Panel:
+    step = nice_step(max(sent + resend + [1]) / 4)
+    max_value = step * max(1, math.ceil(max(sent + resend + [1]) / step))
+    plot = PANEL_HEIGHT - TOP - BOTTOM
+
+    def y(value: int) -> float:
+        return round(top + TOP + plot - value / max_value * plot, 1)
+
+    ticks = [Tick(v, y(v), f"{v:,}") for v in range(0, max_value + 1, step)]
+    markers = [Marker(turn, x, y(s), y(r), s, r) for turn, x, s, r in zip(turns, xs, sent, resend)]
+    return Panel(title, top, max_value, ticks, [(m.x, m.sent_y) for m in markers],
+                 [(m.x, m.resend_y) for m in markers], markers)
+
+
+def turn_ticks(turns: list[int], xs: list[float], most: int = 12) -> list[Tick]:
+    every = max(1, math.ceil(len(turns) / most))
+    picked = list(range(0, len(turns), every))
+    if picked and picked[-1] != len(turns) - 1:
+        picked.append(len(turns) - 1)
+    return [Tick(turns[i], xs[i], str(turns[i])) for i in picked]
+
+
+def cost_chart(turns: list[int], sent: list[int], resend: list[int]) -> CostChart:
+    """Two panels over the same turns: tokens per turn, and the running totals."""
+    chart = CostChart(list(turns), list(sent), list(resend), markers=len(turns) <= MAX_MARKERS)
+    if not turns:
+        return chart
+    xs = x_positions(len(turns))
+    chart.panels = [
+        panel("Prompt tokens per turn", 0, chart.turns, xs, chart.sent, chart.resend),
+        panel("Cumulative prompt tokens", PANEL_HEIGHT, chart.turns, xs,
+              list(accumulate(chart.sent)), list(accumulate(chart.resend)))]
+    chart.x_ticks = turn_ticks(chart.turns, xs)
+    chart.height = PANEL_HEIGHT * len(chart.panels)
+    return chart

@@ -1,0 +1,156 @@
+"""The viewer's data: every stored turn beside what the next request sends for it, and why.
+
+Fates come only from assemble() (the one place that decides them); this module lines them up
+with the stored turns, sizes and traces, for the page, the JSON and the tests alike.
+"""
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import select
+
+from ..extensions import db
+from ..memory.context import STRATEGIES, ContextPlan, Policy, Section, assemble
+from ..models import Conversation, Turn
+from .chart import CostChart, cost_chart
+from .gauge import Gauge, request_gauge
+
+SECTION_TITLES = {"system": "System prompt", "memory": "Long-term memory",
+                  "summary": "Rolling summary", "history": "Conversation history"}
+NOT_FINISHED = "not finished yet, so nothing of it is sent"
+
+
+@dataclass
+class TurnRow:
+    """One stored turn (left column) and what the next request sends of it (right column)."""
+    seq: int
+    outcome: str
+    created_at: datetime
+    stored: list[dict]
+    fate: str | None  # None while the turn is still pending
+    reason: str
+    sent: list[dict]
+    full_tokens: int  # the whole turn, sized like the plan sizes what it sends
+    sent_tokens: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    context_tokens: int
+    resend_tokens: int
+    trace: list[dict]
+
+    @property
+    def number(self) -> int:
+        return self.seq + 1
+
+
+@dataclass
+class SectionView:
+    name: str
+    title: str
+    tokens: int
+    percent: int  # share of the whole request
+    messages: list[dict]
+    detail: dict
+
+
+@dataclass
+class ViewerReport:
+    conversation: Conversation
+    policy: Policy
+    stored_policy: Policy
+    plan: ContextPlan
+    sections: list[SectionView]
+    gauge: Gauge
+    rows: list[TurnRow]
+    chart: CostChart
+    fate_counts: dict[str, int]
+    turn_total: int
+    older_before: int | None = None  # `before` of the page of older turns, if any
+    has_newer: bool = False  # a page of newer turns exists ...
+    newer_before: int | None = None  # ... at this `before` (None: the newest page)
+    strategies: list[str] = field(default_factory=lambda: list(STRATEGIES))
+
+    @property
+    def what_if(self) -> bool:
+        """True when the page previews settings the conversation does not have."""
+        return self.policy != self.stored_policy
+
+
+def section_view(section: Section, total: int) -> SectionView:
+    title = SECTION_TITLES.get(section.name, section.name.replace("_", " ").capitalize())
+    percent = round(100 * section.tokens / total) if total else 0
+    return SectionView(section.name, title, section.tokens, percent, section.messages,
+                       dict(section.detail or {}))
+
+
+def page_of_turns(conversation_id: str, before: int | None, size: int) -> list[Turn]:
+    query = select(Turn).where(Turn.conversation_id == conversation_id)
+    if before is not None:
+        query = query.where(Turn.seq < before)
+    return list(reversed(db.session.scalars(query.order_by(Turn.seq.desc()).limit(size)).all()))
+
+
+def cost_series(conversation_id: str) -> list[tuple[int, int, int]]:
+    """(seq, sent, resend) of every finished turn, without loading any messages."""
+    return [tuple(row) for row in db.session.execute(
+        select(Turn.seq, Turn.context_tokens, Turn.resend_tokens)
+        .where(Turn.conversation_id == conversation_id, Turn.outcome != "pending")
+        .order_by(Turn.seq))]
+
+
+class Fates:
+    """assemble()'s verdict per turn, looked up by seq without a scan per turn."""
+
+    def __init__(self, plan: ContextPlan):
+        self.plan = plan
+        self.read = {f.seq: f for f in plan.history.fates}
+
+    def of(self, seq: int) -> tuple[str, str]:
+        read = self.read.get(seq)
+        return (read.fate, read.reason) if read else self.plan.fate_of(seq)
+
+    def sent(self, seq: int) -> tuple[list[dict], int]:
+        read = self.read.get(seq)
+        return (read.messages, read.tokens) if read and read.messages else ([], 0)
+
+
+def turn_row(turn: Turn, fates: Fates, ratio: float) -> TurnRow:
+    if turn.outcome == "pending":
+        fate, reason, sent, sent_tokens = None, NOT_FINISHED, [], 0
+    else:
+        fate, reason = fates.of(turn.seq)
+        sent, sent_tokens = fates.sent(turn.seq)
+    return TurnRow(turn.seq, turn.outcome, turn.created_at, turn.messages, fate, reason, sent,
+                   round(turn.full_tokens * ratio), sent_tokens, turn.prompt_tokens,
+                   turn.completion_tokens, turn.context_tokens, turn.resend_tokens,
+                   list(turn.trace or []))
+
+
+def build_report(conversation: Conversation, config, policy: Policy | None = None,
+                 before: int | None = None) -> ViewerReport:
+    """Assemble the next request under `policy` and line it up with a page of stored turns."""
+    stored_policy = Policy.for_conversation(conversation, config)
+    policy = policy or stored_policy
+    plan = assemble(conversation, config, policy)
+    total = plan.total_tokens
+    size = config["NIMBUS_VIEWER_PAGE_TURNS"]
+    turns = page_of_turns(conversation.id, before, size)
+    fates = Fates(plan)
+    series = cost_series(conversation.id)
+    counts = Counter(fates.of(seq)[0] for seq, _, _ in series)
+    report = ViewerReport(
+        conversation, policy, stored_policy, plan,
+        [section_view(s, total) for s in plan.sections],
+        request_gauge([(s.name, s.tokens) for s in plan.sections], policy.budget,
+                      plan.policy.history_budget),
+        [turn_row(t, fates, plan.ratio) for t in turns],
+        cost_chart([seq + 1 for seq, _, _ in series], [s for _, s, _ in series],
+                   [r for _, _, r in series]),
+        dict(counts), conversation.turn_count)
+    if turns and turns[0].seq > 0:
+        report.older_before = turns[0].seq
+    if turns and turns[-1].seq < conversation.turn_count - 1:
+        end = turns[-1].seq + 1 + size
+        report.has_newer = True
+        report.newer_before = end if end < conversation.turn_count else None
+    return report
