@@ -7,10 +7,9 @@ from sqlalchemy import func, select
 from webapp.extensions import db
 from webapp.models import Conversation, Turn, User
 from webapp.shop.models import Order
-from webapp.storage import create_conversation, list_conversations, start_turn
+from webapp.storage import list_conversations
 
 from .conftest import ask, guest_user, sse_events, use_provider, wait_for_replies
-from .fakes.paced_model import PacedModel
 from .fakes.scripted_model import ScriptedModel
 
 

@@ -1,36 +1,20 @@
 """Context assembly: whole turns only, budget respected, newest-first reading, no stored system prompt."""
-from dataclasses import dataclass
+from datetime import datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.llm.messages import (assistant_message, compact_turn, tool_message, user_message,
-                                 validate_turn)
+from webapp.llm.messages import assistant_message, user_message, validate_turn
 from webapp.llm.tokens import estimate_messages
 from webapp.memory.context import COMPACTED, DROPPED, FULL, Policy, assemble
 from webapp.memory.strategies import plan_compact
 from webapp.storage import create_conversation, finish_turn, start_turn
 
-
-@dataclass
-class FakeTurn:
-    seq: int
-    messages: list
-    compact: list
-    full_tokens: int
-    compact_tokens: int
+from .fakes.turns import fake_turn
 
 
 def make_turn(seq, question_len, tool_calls, answer_len):
-    messages = [user_message("q" * question_len)]
-    if tool_calls:
-        calls = [{"id": f"c{seq}_{i}", "name": "lookup_order", "arguments": {"order_id": i}}
-                 for i in range(tool_calls)]
-        messages.append(assistant_message("", calls))
-        messages += [tool_message(c["id"], c["name"], {"x": "r" * 40}) for c in calls]
-    messages.append(assistant_message("a" * answer_len))
-    compact = compact_turn(messages)
-    return FakeTurn(seq, messages, compact, estimate_messages(messages), estimate_messages(compact))
+    return fake_turn(seq, "q" * question_len, tool_calls, answer_len, datetime(2026, 11, 30))
 
 
 turn_shapes = st.lists(st.tuples(st.integers(1, 400), st.integers(0, 3), st.integers(1, 600)),

@@ -1,45 +1,23 @@
 """Every context strategy keeps whole turns, in order, within budget, reading only what it needs."""
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.llm.messages import assistant_message, compact_turn, tool_message, user_message
 from webapp.llm.messages import validate_turn
-from webapp.llm.tokens import estimate_messages
 from webapp.memory.context import DROPPED, FULL, STRATEGIES, Policy, plan_history
+
+from .fakes.turns import fake_turn
 
 NOW = datetime(2026, 11, 30, 12, 0)
 QUESTIONS = ["My name is Dara.", "Where is order 1042?", "Remember that we bill monthly.",
              "ok", "My email is dara@example.com", "I prefer email.", "thanks a lot"]
 
 
-@dataclass
-class FakeTurn:
-    seq: int
-    messages: list
-    compact: list
-    full_tokens: int
-    compact_tokens: int
-    question: str
-    tool_calls: int
-    created_at: datetime
-
-
 def make_turn(seq, kind, padding, tool_calls, answer_len, hours_ago):
-    question = QUESTIONS[kind] + " " + "q" * padding
-    messages = [user_message(question)]
-    if tool_calls:
-        calls = [{"id": f"c{seq}_{i}", "name": "lookup_order", "arguments": {"order_id": i}}
-                 for i in range(tool_calls)]
-        messages.append(assistant_message("", calls))
-        messages += [tool_message(c["id"], c["name"], {"x": "r" * 40}) for c in calls]
-    messages.append(assistant_message("a" * answer_len))
-    compact = compact_turn(messages)
-    return FakeTurn(seq, messages, compact, estimate_messages(messages), estimate_messages(compact),
-                    question, tool_calls, NOW - timedelta(hours=hours_ago))
+    return fake_turn(seq, QUESTIONS[kind] + " " + "q" * padding, tool_calls, answer_len,
+                     NOW - timedelta(hours=hours_ago))
 
 
 def conversation(shapes):
