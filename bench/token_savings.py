@@ -23,7 +23,9 @@ from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
 from webapp.llm.offline import OfflineModel  # noqa: E402
 from webapp.memory.context import STRATEGIES  # noqa: E402
-from webapp.memory.summaries import cached_summary  # noqa: E402
+from webapp.llm.tokens import estimate_messages  # noqa: E402
+from webapp.memory import summary_jobs  # noqa: E402
+from webapp.memory.summaries import cached_summary, summary_messages  # noqa: E402
 from webapp.models import Turn  # noqa: E402
 from webapp.storage import all_turns, create_conversation, start_turn  # noqa: E402
 
@@ -94,15 +96,29 @@ class RecordingModel(OfflineModel):
         return super().stream(messages, tools)
 
 
+class SummarizerMeter(OfflineModel):
+    """The offline model as the summary job's provider, counting its calls and prompt tokens."""
+
+    def __init__(self):
+        self.calls, self.tokens, self.ratio = 0, 0, 1.0
+
+    def stream(self, messages, tools):
+        self.calls += 1
+        self.tokens += round(estimate_messages(messages) * self.ratio)
+        return super().stream(messages, tools)
+
+
 def run(strategy: str, user, lines) -> dict:
     conversation = create_conversation(user, f"bench: {strategy}")
     conversation.strategy = strategy
     db.session.commit()
+    summarizer = SummarizerMeter()
+    summary_jobs.get_provider = lambda config: summarizer
     probes = present = recalled = 0
     for question, fact in lines:
         db.session.execute(update(Turn).where(Turn.conversation_id == conversation.id).values(
             created_at=func.datetime(Turn.created_at, f"-{HOURS_BETWEEN_TURNS} hours")))
-        model = RecordingModel()
+        model, summarizer.ratio = RecordingModel(), conversation.token_ratio
         turn = start_turn(conversation, question)
         answer = [e.data["text"] for e in run_turn(turn, model) if e.kind == "answer"][-1]
         if fact is not None:
@@ -118,8 +134,10 @@ def run(strategy: str, user, lines) -> dict:
     return {"strategy": strategy, "sent": sum(t.context_tokens for t in turns),
             "resend": sum(t.resend_tokens for t in turns),
             "retention": 100 * present / probes, "recalled": 100 * recalled / probes,
+            "folds": summarizer.calls, "fold_tokens": summarizer.tokens,
             "last": turns[-1].context_tokens,
-            "summary": len(summary.text) // 4 if summary and summary.through_seq >= 0 else 0}
+            "summary": estimate_messages(summary_messages(summary))
+            if summary and summary.through_seq >= 0 else 0}
 
 
 def main() -> None:
@@ -150,12 +168,16 @@ def main() -> None:
           f"(history budget {app.config['NIMBUS_HISTORY_BUDGET']}, recent turns "
           f"{app.config['NIMBUS_RECENT_TURNS']}, max age {app.config['NIMBUS_MAX_AGE_DAYS']:g} days, "
           f"one turn every {HOURS_BETWEEN_TURNS} hours)")
-    print(f"{'strategy':<11}{'sent':>10}{'resend-all':>12}{'sent %':>8}{'retention':>11}"
-          f"{'recalled':>10}{'last turn':>11}{'summary':>9}")
+    print(f"{'strategy':<11}{'sent':>9}{'resend-all':>11}{'sent %':>8}{'retention':>10}"
+          f"{'recalled':>9}{'last turn':>10}{'summary':>8}{'folds':>6}{'+ folds %':>10}")
     for r in results:
-        print(f"{r['strategy']:<11}{r['sent']:>10,}{r['resend']:>12,}"
-              f"{100 * r['sent'] / r['resend']:>7.1f}%{r['retention']:>10.0f}%{r['recalled']:>9.0f}%"
-              f"{r['last']:>11,}{r['summary']:>9,}")
+        print(f"{r['strategy']:<11}{r['sent']:>9,}{r['resend']:>11,}"
+              f"{100 * r['sent'] / r['resend']:>7.1f}%{r['retention']:>9.0f}%{r['recalled']:>8.0f}%"
+              f"{r['last']:>10,}{r['summary']:>8,}{r['folds']:>6}"
+              f"{100 * (r['sent'] + r['fold_tokens']) / r['resend']:>9.1f}%")
+    print("sent: prompt tokens of every turn's request; resend-all: the same with every stored turn;\n"
+          "retention: probes whose fact was in the context sent; recalled: answered right by the\n"
+          "offline model; folds: summarizer calls (background); + folds %: sent and their prompts")
     compact = next((r for r in results if r["strategy"] == "compact"), None)
     if compact:
         print(f"token savings: compact sends {100 * compact['sent'] / compact['resend']:.1f}% of "

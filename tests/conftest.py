@@ -1,5 +1,6 @@
 """Shared fixtures: an app on a temporary SQLite database with the demo shop, and helpers."""
 import re
+import shutil
 
 import pytest
 
@@ -13,13 +14,28 @@ from webapp.models import User
 from webapp.storage import create_conversation, start_turn
 
 
-@pytest.fixture
-def app(tmp_path):
-    app = create_app({"TESTING": True, "SECRET_KEY": "test",
-                      "DATABASE_URL": f"sqlite:///{tmp_path / 'nimbus.db'}"})
+def make_app(path):
+    return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}"})
+
+
+@pytest.fixture(scope="session")
+def migrated_database(tmp_path_factory):
+    """Run the migrations and seed the demo once; every test starts from a copy of that file."""
+    path = tmp_path_factory.mktemp("template") / "nimbus.db"
+    app = make_app(path)
     with app.app_context():
         create_schema()
         seed_demo(app.config["NIMBUS_DEMO_TENANT"])
+        db.session.remove()
+        db.engine.dispose()
+    return path
+
+
+@pytest.fixture
+def app(tmp_path, migrated_database):
+    shutil.copy(migrated_database, tmp_path / "nimbus.db")
+    app = make_app(tmp_path / "nimbus.db")
+    with app.app_context():
         yield app
         wait_for_replies(app)
         db.session.remove()

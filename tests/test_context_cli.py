@@ -15,6 +15,7 @@ def chatted(alex):
     """A conversation whose first turns have fallen out of a small window."""
     conversation = create_conversation(alex)
     conversation.settings = {"budget": 300}
+    db.session.commit()
     ask(alex, "My name is Dara. I prefer email.", conversation)
     for i in range(8):
         ask(alex, FILLER[i % len(FILLER)], conversation)

@@ -115,3 +115,27 @@ def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
     app.config["NIMBUS_MEMORY_SEARCH"] = True
     assert "Embedded 1 memory(ies) and 1 turn(s)" in run(runner, "memories", "embed")
     assert "Embedded 0 memory(ies) and 0 turn(s)" in run(runner, "memories", "embed")
+
+
+def test_save_memory_writes_where_the_model_says_within_the_session(app, alex, sam):
+    from .fakes.scripted_model import ScriptedModel
+    model = ScriptedModel({"tool": "save_memory", "arguments": {
+        "content": "Order 1042 is a birthday present.", "scope": "order", "order_number": 1042,
+        "personal": False}}, "Noted.")
+    ask(alex, "Remember that order 1042 is a present.", provider=model)
+    result = model.requests[1][-1]["content"]
+    assert '"saved": true' in result and '"scope": "order #1042 · shared"' in result
+    foreign = ScriptedModel({"tool": "save_memory", "arguments": {
+        "content": "x", "scope": "order", "order_number": 4242}}, "ok")
+    ask(sam, "Remember this.", provider=foreign)
+    assert "is not one of this customer's orders" in foreign.requests[1][-1]["content"]
+
+
+def test_search_history_tool_finds_the_persons_earlier_turns(app, alex, sam):
+    from .fakes.scripted_model import ScriptedModel
+    ask(alex, "My parcel should go to the back door.")
+    ask(sam, "My parcel should go to the garage.")
+    model = ScriptedModel({"tool": "search_history", "arguments": {"query": "parcel"}}, "ok")
+    ask(alex, "Where did I want parcels?", provider=model)
+    result = model.requests[1][-1]["content"]
+    assert "back door" in result and "garage" not in result

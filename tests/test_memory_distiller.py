@@ -188,3 +188,25 @@ def test_the_worker_runs_the_sweep_every_five_minutes(app):
     def due(minute):
         return [t.name for t in huey.read_periodic(datetime(2026, 1, 1, 10, minute))]
     assert "distil_inactive_sweep" in due(35) and "distil_inactive_sweep" not in due(36)
+
+
+def test_the_instructions_can_be_replaced_but_not_the_output_shape(app, alex, tmp_path):
+    custom = tmp_path / "prompt.txt"
+    custom.write_text("Keep only what {name} says about deliveries at {shop}.", encoding="utf-8")
+    app.config["NIMBUS_MEMORY_PROMPT"] = str(custom)
+    conversation = chat(alex, "I prefer email over phone.")
+    model = ScriptedModel(json.dumps({"memories": []}))
+    distil_conversation(conversation.id, provider=model)
+    prompt = model.requests[0][0]["content"]
+    assert prompt.startswith("Keep only what Alex Rivera says about deliveries at Nimbus Demo Shop.")
+    assert MARKER in prompt and '"enum": ["workspace", "account", "order"]' in prompt
+
+
+def test_remember_that_we_always_is_shared_with_the_account(app, alex, sam):
+    conversation = chat(alex, "Remember that we always pay by invoice.")
+    distil_conversation(conversation.id)
+    memory = newest(SessionScope.for_user(alex), 1)[0]
+    assert memory.content == 'Alex Rivera says: "We always pay by invoice."'
+    assert (memory.memorable_type, memory.memorable_id, memory.subject_id) == ("account", alex.id,
+                                                                               None)
+    assert contents(sam) == []

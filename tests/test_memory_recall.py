@@ -125,7 +125,7 @@ def test_conversation_search_is_hybrid_and_only_over_ones_own_turns(app, alex, s
 def test_a_word_in_most_memories_is_not_scored(app, alex):
     from sqlalchemy import insert
 
-    from webapp.memory.longterm.keywords import informative, memory_ids
+    from webapp.memory.longterm.keywords import informative, memory_matches
     rows = [{"tenant_id": alex.tenant_id, "subject_id": alex.id, "source": "hand",
              "content": f"The customer asked question {i}."} for i in range(1200)]
     rows[7]["content"] = "The customer loves the espresso grinder."
@@ -134,4 +134,4 @@ def test_a_word_in_most_memories_is_not_scored(app, alex):
     assert informative(["customer", "grinder"], "memories_fts", Memory.content,
                        Memory.id) == ["grinder"]
     scope = SessionScope.for_user(alex)
-    assert len(memory_ids(scope.applies(), "customer grinder", 50)) == 1
+    assert len(memory_matches(scope.applies(), "customer grinder", 50)) == 1

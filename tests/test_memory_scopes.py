@@ -127,3 +127,10 @@ def test_the_same_memory_is_not_written_twice(app, alex):
     first, created = remember(scope, "Alex prefers email.", app.config, source="tool")
     again, created_again = remember(scope, "alex prefers  EMAIL.", app.config, source="hand")
     assert created and not created_again and first.id == again.id
+
+
+def test_the_memory_section_comes_before_the_summary(app):
+    from webapp.memory.context import SECTION_SOURCES
+    from webapp.memory.longterm.block import memory_section
+    from webapp.memory.summaries import summary_section
+    assert SECTION_SOURCES.index(memory_section) < SECTION_SOURCES.index(summary_section)

@@ -1,16 +1,18 @@
-"""The rolling summary: folded in the background when turns fall off, cached, sent as its own section."""
+"""The rolling summary: folded in the background when turns fall off, cached, its own section."""
 import logging
 
 import pytest
 
 from webapp.extensions import db
+from webapp.jobs import huey
 from webapp.llm.base import ProviderError
 from webapp.llm.messages import assistant_message, user_message
 from webapp.llm.offline import OfflineModel
 from webapp.locks import named_lock
 from webapp.memory import summary_jobs
 from webapp.memory.context import DROPPED, FOLDED, SUMMARIZED, Policy, assemble
-from webapp.memory.summaries import ConversationSummary, cached_summary, refresh_summary
+from webapp.memory.summaries import (ConversationSummary, cached_summary, needs_refresh,
+                                     refresh_summary)
 from webapp.storage import create_conversation, delete_conversation, finish_turn, start_turn
 
 from .conftest import ask
@@ -37,6 +39,7 @@ def save(conversation, question, answer="Noted."):
 def long_conversation(user, turns=12, budget=200, **settings):
     conversation = create_conversation(user)
     conversation.settings = {"budget": budget, **settings}
+    db.session.commit()
     save(conversation, "My name is Dara. I prefer email.", "Nice to meet you, Dara!")
     for i in range(turns - 1):
         save(conversation, "Just some small talk " + "x" * 80, "Small talk back.")
@@ -49,10 +52,11 @@ def long_conversation(user, turns=12, budget=200, **settings):
 ])
 def test_a_fact_from_turn_1_is_recalled_at_turn_40_only_through_the_summary(
         app, alex, strategy, settings, expected):
-    # Long-term memory would also recall the name; this test is about the conversation's own context.
-    app.config.update(NIMBUS_MEMORY_DISTIL_ON_COMPRESS=False, NIMBUS_MEMORY_TOOLS=False)
+    # Only the conversation's own context may recall it here, not long-term memory.
+    app.config.update(NIMBUS_MEMORY_TOOLS=False, NIMBUS_MEMORY_DISTIL_ON_COMPRESS=False)
     conversation = create_conversation(alex)
     conversation.strategy, conversation.settings = strategy, settings
+    db.session.commit()
     ask(alex, "My name is Dara.", conversation)
     for i in range(38):
         ask(alex, FILLER[i % len(FILLER)], conversation)
@@ -75,6 +79,15 @@ def test_the_summary_is_folded_only_when_new_turns_fall_off(app, alex):
     through = summary.through_seq
     refresh_summary(conversation, model)
     assert model.calls == 2 and summary.through_seq > through
+
+
+def test_compact_folds_ahead_so_the_next_turns_need_no_fold(app, alex):
+    conversation = long_conversation(alex, budget=400)
+    assert needs_refresh(conversation, app.config)
+    refresh_summary(conversation, OfflineModel())
+    for i in range(2):
+        save(conversation, "One more bit of small talk " + "z" * 80)
+        assert not needs_refresh(conversation, app.config)
 
 
 def test_the_summary_is_its_own_labelled_section_within_the_budget(app, alex):
@@ -110,15 +123,19 @@ def test_turns_not_yet_folded_say_so(app, alex):
 
 
 def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, caplog):
+    huey.flush()
     monkeypatch.setattr(summary_jobs, "get_provider",
                         lambda config: ScriptedModel(*[ProviderError("down")] * 50))
     conversation = create_conversation(alex)
     conversation.settings = {"budget": 150}
+    db.session.commit()
     for question in ["My name is Dara.", *FILLER, *FILLER]:
         answer, _, _ = ask(alex, question, conversation)
         assert answer
     assert cached_summary(conversation) is None  # rolled back, to be retried
     assert "Unhandled exception in task" in caplog.text
+    retries = [t.retries for t in huey.scheduled() if t.name == "fold_summary"]
+    assert retries and set(retries) == {1}  # queued again, with one retry left of two
 
 
 def test_a_busy_lock_skips_the_fold(app, alex, monkeypatch):
@@ -155,6 +172,7 @@ def test_summaries_are_logged_not_raised_when_the_queue_fails(app, alex, monkeyp
     monkeypatch.setattr(summary_jobs, "fold_summary", broken)
     conversation = create_conversation(alex)
     conversation.settings = {"budget": 150}
+    db.session.commit()
     with caplog.at_level(logging.ERROR):
         for question in FILLER * 3:
             assert ask(alex, question, conversation)[0]

@@ -81,3 +81,18 @@ def test_purge_deletes_old_conversations_and_their_turns(runner, alex):
     result = runner.invoke(args=["purge", "--older-than", "30d"])
     assert "Deleted 1 conversation(s)" in result.output
     assert db.session.query(Turn).filter_by(conversation_id=conversation_id).count() == 0
+
+
+def test_purge_removes_old_guests_without_conversations_only(runner, app):
+    from datetime import timedelta
+    from webapp.accounts import create_guest
+    from webapp.models import User
+    idle, chatty = create_guest("demo"), create_guest("demo")
+    ask(chatty, "Hello")
+    for guest in (idle, chatty):
+        guest.created_at -= timedelta(days=40)
+    idle_id = idle.id
+    db.session.commit()
+    result = runner.invoke(args=["purge", "--older-than", "30"])
+    assert "and 1 idle guest(s)" in result.output
+    assert db.session.get(User, idle_id) is None and db.session.get(User, chatty.id) is not None

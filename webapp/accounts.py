@@ -49,3 +49,18 @@ def create_guest(tenant_slug: str) -> User:
     give_demo_orders(guest)
     db.session.commit()
     return guest
+
+
+def purge_idle_guests(days: int) -> int:
+    """Delete guests older than `days` with no conversation left: every first visit makes one."""
+    from datetime import timedelta
+
+    from sqlalchemy import delete, exists
+
+    from .models import Conversation, utcnow
+    cutoff = utcnow() - timedelta(days=days)
+    result = db.session.execute(delete(User).where(
+        User.is_guest.is_(True), User.created_at < cutoff,
+        ~exists().where(Conversation.user_id == User.id)))
+    db.session.commit()
+    return result.rowcount

@@ -196,9 +196,12 @@ def parse_days(value: str) -> int:
 @click.option("--older-than", "older_than", required=True, metavar="DAYS",
               help="Age in days since the last message, e.g. 30 or 30d.")
 def purge(older_than):
-    """Delete conversations older than N days, with everything stored for them."""
+    """Delete conversations older than N days, with everything stored for them, and idle guests."""
+    from .accounts import purge_idle_guests
     from .storage import purge_older_than
-    click.echo(f"Deleted {purge_older_than(parse_days(older_than))} conversation(s).")
+    days = parse_days(older_than)
+    click.echo(f"Deleted {purge_older_than(days)} conversation(s) and "
+               f"{purge_idle_guests(days)} idle guest(s).")
 
 
 @click.command()

@@ -1,5 +1,10 @@
-"""Database set-up: the engine per DATABASE_URL, SQLite tuned for concurrent readers, all models."""
+"""Database set-up: the engine per DATABASE_URL, SQLite tuned for concurrent readers, all models,
+and Alembic migrations (Flask-Migrate) that `init-db` applies.
+"""
+import os
+
 from flask import Flask
+from flask_migrate import Migrate, upgrade
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
@@ -12,6 +17,11 @@ def init_app(app: Flask) -> None:
         app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"connect_args": {"timeout": 30}})
     db.init_app(app)
     import_models()
+    migrate.init_app(app, db, directory=MIGRATIONS, render_as_batch=True)
+
+
+MIGRATIONS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "migrations")
+migrate = Migrate()
 
 
 def import_models() -> None:
@@ -35,4 +45,5 @@ def tune_sqlite(dbapi_connection, connection_record):
 
 
 def create_schema() -> None:
-    db.create_all()
+    """Bring the database to the newest schema through the migrations (safe to run again)."""
+    upgrade(directory=MIGRATIONS)

@@ -94,24 +94,25 @@ def plan_time(turns: Iterable, policy: Policy, ratio: float = 1.0) -> HistoryPla
                        lambda index, turn: reason if turn.created_at < cutoff else None)
 
 
-# What makes an older turn worth keeping: (label, test on the turn, points).
+# What makes an older turn worth keeping: (label, test on the turn's question, points).
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 PHONE = re.compile(r"\+?\d[\d ().-]{6,}\d")
 SIGNALS = [
-    ("name", lambda t: re.search(r"\b(my name is|call me|i'?m called|i am called)\b",
-                                 t.question, re.I), 3),
-    ("contact details", lambda t: EMAIL.search(t.question) or PHONE.search(t.question) or re.search(
-        r"\b(my (e-?mail|phone|mobile|number|address)|reach me)\b", t.question, re.I), 3),
-    ("remember", lambda t: re.search(r"\bremember\b", t.question, re.I), 3),
-    ("preference", lambda t: re.search(r"\b(I|we) (prefer|always|never|like|love|hate)\b",
-                                       t.question, re.I), 2),
-    ("tool use", lambda t: t.tool_calls, 2),
-    ("question", lambda t: "?" in t.question, 1),
+    ("name", lambda q, t: re.search(r"\b(my name is|call me|i'?m called|i am called)\b",
+                                    q, re.I), 3),
+    ("contact details", lambda q, t: EMAIL.search(q) or PHONE.search(q) or re.search(
+        r"\b(my (e-?mail|phone|mobile|number|address)|reach me)\b", q, re.I), 3),
+    ("remember", lambda q, t: re.search(r"\bremember\b", q, re.I), 3),
+    ("preference", lambda q, t: re.search(r"\b(I|we) (prefer|always|never|like|love|hate)\b",
+                                          q, re.I), 2),
+    ("tool use", lambda q, t: t.tool_calls, 2),
+    ("question", lambda q, t: "?" in q, 1),
 ]
 
 
 def importance(turn) -> tuple[int, list[str]]:
-    found = [(label, points) for label, test, points in SIGNALS if test(turn)]
+    question = turn.compact[0]["content"]  # the compact form starts with the question
+    found = [(label, points) for label, test, points in SIGNALS if test(question, turn)]
     return sum(p for _, p in found), [label for label, _ in found]
 
 

@@ -74,13 +74,14 @@ RESERVATIONS.append(summary_reservation)
 SECTION_SOURCES.append(summary_section)
 
 
-def fell_off_through(conversation, config) -> int:
-    """The newest turn the next request may leave out (-1: none), as if the summary were at its
-    full size: then a summary that grows never uncovers a turn, and one fold a time suffices."""
+def left_out_through(conversation, config, reserve: int | None = None) -> int:
+    """The newest turn the next request leaves out (-1: none); with `reserve`, as if the summary
+    took that many tokens of the budget instead of its present size."""
     policy = Policy.for_conversation(conversation, config)
     ratio = conversation.token_ratio or 1.0
     if policy.strategy in SUMMARY_STRATEGIES:
-        policy.reserved = round(config["NIMBUS_SUMMARY_MAX_TOKENS"] * ratio)
+        policy.reserved = (summary_reservation(conversation, policy, ratio) if reserve is None
+                           else round(reserve * ratio))
     kept = plan_history(iter_turns_newest_first(conversation.id), policy, ratio).kept()
     return min(f.seq for f in kept) - 1 if kept else -1
 
@@ -96,31 +97,35 @@ def turns_to_fold(conversation_id: str, after_seq: int, through_seq: int | None,
 
 
 def needs_refresh(conversation, config) -> bool:
-    """Cheap (no model call): have turns fallen off beyond what the summary covers?"""
+    """Cheap (no model call): has a turn fallen off that the summary does not cover yet?"""
     summary = cached_summary(conversation, style_of(conversation, config))
-    return fell_off_through(conversation, config) > (summary.through_seq if summary else -1)
+    return left_out_through(conversation, config) > (summary.through_seq if summary else -1)
 
 
 def refresh_summary(conversation, provider, style: str | None = None,
                     config=None) -> tuple[ConversationSummary | None, bool]:
-    """Fold newly fallen-off turns into the summary; (summary, whether it is now caught up)."""
+    """Fold newly fallen-off turns into the summary; (summary, whether it is now caught up).
+
+    It folds ahead: every turn that would be left out were the summary at its full size. So a
+    summary that grows never uncovers a turn, and folds come one per few turns, not every turn.
+    """
     config = config or current_app.config
     style = style or style_of(conversation, config)
     summary = cached_summary(conversation, style)
     for _ in range(MAX_ROUNDS):
-        through = fell_off_through(conversation, config)
-        if through <= (summary.through_seq if summary else -1):
+        if left_out_through(conversation, config) <= (summary.through_seq if summary else -1):
             return summary, True
+        ahead = left_out_through(conversation, config, config["NIMBUS_SUMMARY_MAX_TOKENS"])
         if summary is None:
             summary = ConversationSummary(conversation_id=conversation.id, style=style, text="",
                                           through_seq=-1, topics=[])
             db.session.add(summary)
-        turns = turns_to_fold(conversation.id, summary.through_seq, through,
+        turns = turns_to_fold(conversation.id, summary.through_seq, ahead,
                               config["NIMBUS_SUMMARY_CHUNK_TURNS"])
         if turns:
             summary.text, summary.topics = summarizer.fold(
                 provider, summary.text, list(summary.topics), turns, style,
                 config["NIMBUS_SUMMARY_MAX_TOKENS"])
-        summary.through_seq = turns[-1].seq if turns else through
+        summary.through_seq = turns[-1].seq if turns else ahead
         db.session.commit()
-    return summary, fell_off_through(conversation, config) <= summary.through_seq
+    return summary, left_out_through(conversation, config) <= summary.through_seq

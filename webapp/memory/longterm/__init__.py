@@ -7,5 +7,6 @@ from . import block, jobs, offline_distiller, tools  # noqa: F401  (they registe
 
 
 def init_app(app) -> None:
-    from . import cli
+    from . import cli, views
     cli.init_app(app)
+    app.register_blueprint(views.bp)

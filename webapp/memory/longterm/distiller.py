@@ -8,6 +8,7 @@ likely fail again, and every try is billed), and a lock keeps a second worker of
 import json
 import logging
 import re
+from pathlib import Path
 
 from flask import current_app
 from sqlalchemy import select
@@ -53,7 +54,7 @@ def output_schema(scope: SessionScope) -> dict:
 def system_prompt(conversation, scope: SessionScope, config) -> str:
     """The instructions (replaceable through NIMBUS_MEMORY_PROMPT), then the fixed output shape."""
     path = config.get("NIMBUS_MEMORY_PROMPT")
-    template = open(path, encoding="utf-8").read() if path else INSTRUCTIONS
+    template = Path(path).read_text(encoding="utf-8") if path else INSTRUCTIONS
     instructions = template.replace("{shop}", conversation.tenant.name).replace(
         "{name}", scope.subject_name or "the customer")
     return (f"{instructions}\n\n{MARKER}: reply with JSON only, matching this schema.\n"

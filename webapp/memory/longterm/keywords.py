@@ -74,8 +74,8 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_QUERY_WORDS]
 
 
-def ranked(statement_for, fts_name: str, indexed, id_column, query: str, limit: int) -> list[int]:
-    """Ids best match first; any word may match (OR), the ranking rewards matching more."""
+def ranked(statement_for, fts_name: str, indexed, id_column, query: str, limit: int) -> list:
+    """Rows best match first; any word may match (OR), the ranking rewards matching more."""
     words = informative(query_words(query), fts_name, indexed, id_column)
     if not words:
         return []
@@ -83,7 +83,7 @@ def ranked(statement_for, fts_name: str, indexed, id_column, query: str, limit: 
         statement = statement_for(postgres_match, " | ".join(words))
     else:
         statement = statement_for(sqlite_match, " OR ".join(f'"{w}"' for w in words))
-    return list(db.session.scalars(statement.limit(limit)))
+    return list(db.session.execute(statement.limit(limit)))
 
 
 def informative(words: list[str], fts_name: str, indexed, id_column) -> list[str]:
@@ -122,11 +122,12 @@ def postgres_match(fts_name: str, indexed, match: str):
     return None, None, vector.op("@@")(query), func.ts_rank(vector, query).desc()
 
 
-def memory_ids(condition, query: str, limit: int) -> list[int]:
-    """Memories matching the query among those meeting `condition` (the session's scope)."""
+def memory_matches(condition, query: str, limit: int) -> list:
+    """(id, embedding, embedding_model) of the memories best matching the query among those
+    meeting `condition` (the session's scope): the vectors come along for free."""
     def statement(match, expression):
         fts, rowid, matches, order = match("memories_fts", Memory.content, expression)
-        base = select(Memory.id)
+        base = select(Memory.id, Memory.embedding, Memory.embedding_model)
         if fts is not None:
             base = base.join(fts, rowid == Memory.id)
         return base.where(matches, condition).order_by(order)
@@ -144,5 +145,5 @@ def turn_ids(user, query: str, limit: int) -> list[int]:
         return base.where(matches, Conversation.user_id == user.id,
                           Conversation.tenant_id == user.tenant_id,
                           Turn.outcome != "pending").order_by(order)
-    return ranked(statement, "turns_fts", Turn.question + " " + Turn.answer, Turn.id, query,
-                  limit)
+    return [row[0] for row in ranked(statement, "turns_fts", Turn.question + " " + Turn.answer,
+                                     Turn.id, query, limit)]

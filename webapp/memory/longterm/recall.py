@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from ...extensions import db
 from .embeddings import EmbedderUnavailable, QueryEmbedding, from_bytes
-from .keywords import memory_ids
+from .keywords import memory_matches
 from .models import Memory
 from .scopes import SessionScope
 from .store import newest
@@ -84,19 +84,20 @@ def why(id_, keyword_rank, similarity, other_rank, mode) -> str:
     return " · ".join(parts)
 
 
-def memory_vectors(ids: list[int]):
-    return db.session.execute(select(Memory.id, Memory.embedding, Memory.embedding_model)
-                              .where(Memory.id.in_(ids))).all()
-
-
 def search(scope: SessionScope, query: str, config, limit: int = 5) -> tuple[list, str]:
     """[(memory, why)] best first, within the session's scope, and the mode that ranked them."""
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     half = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"] // 2, 1)
-    keyword_ids = memory_ids(scope.applies_clause, query, half)
-    recent_ids = list(db.session.scalars(select(Memory.id).where(scope.applies_clause)
-                                         .order_by(Memory.id.desc()).limit(half)))
-    ranked, mode = rank_hybrid(embedding, keyword_ids, recent_ids, memory_vectors, config, limit)
+    matches = memory_matches(scope.applies_clause, query, half)
+    recent = db.session.execute(select(Memory.id, Memory.embedding, Memory.embedding_model)
+                                .where(scope.applies_clause)
+                                .order_by(Memory.id.desc()).limit(half)).all()
+    keyword_ids, recent_ids = [row[0] for row in matches], [row[0] for row in recent]
+
+    def vectors(ids: list[int]):
+        """Both candidate lists came with their vectors: no further query."""
+        return [*matches, *recent]
+    ranked, mode = rank_hybrid(embedding, keyword_ids, recent_ids, vectors, config, limit)
     rows = {m.id: m for m in db.session.scalars(select(Memory).where(
         Memory.id.in_([r.id for r in ranked])))}
     return [(rows[r.id], r.why) for r in ranked], mode

@@ -1,0 +1,127 @@
+"""The memory panel (/memories) and the sidebar's search over past turns (/search).
+
+Thin views over the store: the visitor sees the memories that apply to them, grouped by scope,
+changes their own, adds by hand and chooses whether new memories are written. Every form works
+without JavaScript (post, then redirect); with htmx the panel swaps itself in place.
+"""
+from flask import (Blueprint, abort, current_app, g, redirect, render_template, request,
+                   url_for)
+
+from sqlalchemy import select
+
+from ...extensions import db, htmx
+from ...models import Conversation
+from .history import search_turns
+from .scopes import ACCOUNT, ORDER, SCOPE_WORDS, InvalidScope, SessionScope, scope_label
+from .sharing import set_memory_sharing, shares_memories, sharing_choice
+from .store import InvalidMemory, delete_memory, editable, newest, remember, update_content, visible
+
+bp = Blueprint("memories", __name__)
+PANEL_LIMIT = 200
+SEARCH_LIMIT = 8
+
+
+def get_editable_memory_or_404(scope: SessionScope, memory_id: int):
+    """A memory the visitor may change; a foreign, unknown or read-only one answers 404."""
+    memory = visible(scope, memory_id)
+    if memory is None or not editable(scope, memory):
+        abort(404)
+    return memory
+
+
+def groups(scope: SessionScope) -> list[tuple[str, list]]:
+    """(heading, memories) by scope: the whole shop, the account, then each order."""
+    memories = newest(scope, PANEL_LIMIT)
+    rank = {None: 0, ACCOUNT: 1, ORDER: 2}
+    grouped: dict[str, list] = {}
+    for memory in sorted(memories, key=lambda m: (rank[m.memorable_type], m.memorable_id or 0)):
+        label = scope_label(memory)
+        heading = {"workspace": "Everywhere in the shop", "account": "Your account"}.get(
+            label, label[:1].upper() + label[1:])
+        grouped.setdefault(heading, []).append(memory)
+    return list(grouped.items())
+
+
+def own_conversations(scope: SessionScope, memories) -> set[str]:
+    """Provenance links only to the visitor's own conversations (others' would 404 anyway)."""
+    ids = {m.conversation_id for _, group in memories for m in group if m.conversation_id}
+    if not ids:
+        return set()
+    return set(db.session.scalars(select(Conversation.id).where(
+        Conversation.id.in_(ids), Conversation.user_id == scope.subject_id)))
+
+
+def render_panel(error: str | None = None, status: int = 200):
+    scope = SessionScope.for_user(g.user)
+    memories = groups(scope)
+    context = {"groups": memories, "own": own_conversations(scope, memories),
+               "can_edit": lambda m: editable(scope, m), "words": scope.words(),
+               "orders": sorted(scope.orders), "choice": sharing_choice(g.user),
+               "sharing": shares_memories(g.user, current_app.config),
+               "default_on": current_app.config["NIMBUS_MEMORY_SHARING_DEFAULT"],
+               "error": error}
+    template = "memories/_panel.html" if htmx else "memories/page.html"
+    return render_template(template, **context), status
+
+
+def done():
+    """After a change: the panel again (htmx) or a redirect to it (a plain form post)."""
+    return render_panel() if htmx else redirect(url_for(".show_panel"))
+
+
+@bp.get("/memories")
+def show_panel():
+    """Show the visitor's memories grouped by scope, with the sharing switch and an add form."""
+    return render_panel()
+
+
+@bp.post("/memories")
+def add_memory():
+    """Add a memory by hand, in the scope the visitor chose."""
+    word = request.form.get("scope", "workspace")
+    if word not in SCOPE_WORDS:
+        return render_panel(f"Unknown scope {word!r}.", 422)
+    try:
+        remember(SessionScope.for_user(g.user), request.form.get("content"), current_app.config,
+                 source="hand", word=word, personal=request.form.get("shared") != "1",
+                 order_number=request.form.get("order") or None)
+    except (InvalidScope, InvalidMemory) as error:
+        return render_panel(f"Not added: {error}.", 422)
+    return done()
+
+
+@bp.post("/memories/<int:memory_id>")
+def edit_memory(memory_id):
+    """Change what one of the visitor's memories says."""
+    memory = get_editable_memory_or_404(SessionScope.for_user(g.user), memory_id)
+    try:
+        update_content(memory, request.form.get("content"), current_app.config)
+    except InvalidMemory as error:
+        return render_panel(f"Not saved: {error}.", 422)
+    return done()
+
+
+@bp.post("/memories/<int:memory_id>/delete")
+def delete_memory_view(memory_id):
+    """Delete one of the visitor's memories for good."""
+    delete_memory(get_editable_memory_or_404(SessionScope.for_user(g.user), memory_id))
+    return done()
+
+
+@bp.post("/memories/sharing")
+def set_sharing():
+    """Record the visitor's decision about new memories; "default" forgets it."""
+    value = request.form.get("shares")
+    if value not in ("1", "0", "default"):
+        return render_panel("Choose whether Nimbus may remember new things.", 422)
+    set_memory_sharing(g.user, None if value == "default" else value == "1")
+    return done()
+
+
+@bp.get("/search")
+def search_history():
+    """Search the visitor's own past conversations (the chat sidebar's search box)."""
+    query = " ".join(request.args.get("q", "").split())[:200]
+    results = search_turns(g.user, query, current_app.config, SEARCH_LIMIT)[0] if query else []
+    template = "memories/_history_results.html" if htmx else "memories/search.html"
+    return render_template(template, query=query, results=results)
