@@ -48,6 +48,8 @@ def test_one_turn_is_centred_and_no_turns_is_said_plainly():
     single = cost_chart([1], [80], [80])
     assert single.panels[0].sent[0][0] == LEFT + (WIDTH - LEFT - RIGHT) / 2
     assert single.percent_sent == 100
+    assert single.sentence.endswith("(80 of 80 prompt tokens; 0 saved). The two lines overlap: "
+                                    "nothing had to be trimmed yet.")
     empty = cost_chart([], [], [])
     assert empty.panels == [] and empty.percent_sent is None
     assert empty.sentence == "No answered turns yet: nothing has been sent."

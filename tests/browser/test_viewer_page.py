@@ -119,3 +119,15 @@ def test_a_smaller_budget_applied_folds_old_turns_into_the_summary(page, live_ap
     expect(turn(page, 6).locator(".fate")).to_have_text("FULL")
     expect(page.locator("#section-summary")).to_contain_text("Dara")
     page.screenshot(path=os.path.join(artifacts, "viewer-summary.png"), full_page=True)
+
+
+def test_a_what_if_out_of_range_is_explained(page, live_app, artifacts):
+    chat(page, live_app, ["Where is my order #1041?"])
+    page.goto(page.url.rstrip("/") + "/viewer")
+    page.get_by_label("History budget (tokens)").fill("0")
+    expect(page.get_by_role("alert")).to_have_text(
+        "Can't preview that: budget must be between 1 and 1,000,000. Showing the saved settings.")
+    expect(turn(page, 1).locator(".fate")).to_have_text("FULL")
+    page.set_viewport_size({"width": 600, "height": 900})  # a phone: one column, sent below stored
+    expect(turn(page, 1).locator(".sent")).to_be_visible()
+    page.screenshot(path=os.path.join(artifacts, "viewer-narrow.png"), full_page=True)

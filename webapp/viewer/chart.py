@@ -88,9 +88,12 @@ class CostChart:
         """The saving in words, for people who will not read the axes."""
         if self.percent_sent is None:
             return "No answered turns yet: nothing has been sent."
-        return (f"This conversation sent {self.percent_sent}% of the tokens a resend-everything "
-                f"chat would have ({self.total_sent:,} of {self.total_resend:,} prompt tokens; "
-                f"{self.saved:,} saved).")
+        sentence = (f"This conversation sent {self.percent_sent}% of the tokens a "
+                    f"resend-everything chat would have ({self.total_sent:,} of {self.total_resend:,} prompt tokens; "
+                    f"{self.saved:,} saved).")
+        if self.saved == 0:
+            sentence += " The two lines overlap: nothing had to be trimmed yet."
+        return sentence
 
 
 def nice_step(value: float) -> int:
