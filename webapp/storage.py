@@ -2,7 +2,7 @@
 from datetime import timedelta
 from typing import Iterator
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import case, delete, func, null, select
 
 from .extensions import db
 from .llm.messages import compact_turn, final_answer, user_message
@@ -97,8 +97,7 @@ class TurnRecord:
 
     def __init__(self, row):
         (self.id, self.seq, self.question, self.compact, self.full_tokens, self.compact_tokens,
-         self.created_at, self.tool_calls) = row
-        self._messages = None
+         self.created_at, self.tool_calls, self._messages) = row
 
     @property
     def messages(self) -> list[dict]:
@@ -112,16 +111,18 @@ RECORD_COLUMNS = (Turn.id, Turn.seq, Turn.question, Turn.compact, Turn.full_toke
 
 
 def iter_turns_newest_first(conversation_id: str, before_seq: int | None = None,
-                            batch: int = 64) -> Iterator[TurnRecord]:
+                            batch: int = 64, full_from: int | None = None) -> Iterator[TurnRecord]:
     """Finished turns newest first, in batches through the (conversation, seq) index.
 
-    Only the compact form and sizes are read; most requests need a few dozen turns, so the
+    Only the compact form and sizes are read, plus the full messages of turns from `full_from`
+    on (the ones a strategy will send whole); most requests need a few dozen turns, so the
     first batch usually suffices and the cost stays flat however long the conversation is.
     """
     upper = before_seq
+    full = case((Turn.seq >= full_from, Turn.messages)) if full_from is not None else null()
     while True:
-        query = select(*RECORD_COLUMNS).where(Turn.conversation_id == conversation_id,
-                                              Turn.outcome != "pending")
+        query = select(*RECORD_COLUMNS, full).where(Turn.conversation_id == conversation_id,
+                                                    Turn.outcome != "pending")
         if upper is not None:
             query = query.where(Turn.seq < upper)
         rows = db.session.execute(query.order_by(Turn.seq.desc()).limit(batch)).all()

@@ -160,7 +160,11 @@ def assemble(conversation, config, policy: Policy | None = None,
     policy = policy or Policy.for_conversation(conversation, config)
     ratio = conversation.token_ratio or 1.0
     policy = replace(policy, reserved=sum(r(conversation, policy, ratio) for r in RESERVATIONS))
-    history = plan_history(iter_turns_newest_first(conversation.id, before_seq), policy, ratio)
+    # The newest turns are usually sent whole: read their messages in the same query.
+    newest = conversation.turn_count if before_seq is None else before_seq
+    turns = iter_turns_newest_first(conversation.id, before_seq,
+                                    full_from=newest - policy.recent_turns)
+    history = plan_history(turns, policy, ratio)
     system = [{"role": "system", "content": system_prompt(conversation)}]
     sections = [Section("system", system, sized(system, ratio))]
     for source in SECTION_SOURCES:
