@@ -53,3 +53,9 @@ def test_show_context_with_an_unknown_strategy_says_which_exist(runner):
 def test_purge_rejects_a_malformed_age(runner):
     result = runner.invoke(args=["purge", "--older-than", "soon"])
     assert result.exit_code != 0 and "give a number of days" in result.output
+
+
+def test_trace_says_when_long_term_memories_are_loaded(runner):
+    runner.invoke(args=["ask", "Remember that I prefer email over phone."])
+    result = runner.invoke(args=["ask", "Hello", "--trace"])
+    assert "long-term memories" in result.output

@@ -44,6 +44,23 @@ def short_json(value, limit=160) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def loaded_sections(plan) -> dict:
+    """What else the request carries besides the history: long-term memories, a summary."""
+    memory, summary = plan.section("memory"), plan.section("summary")
+    return {"long_term_memories": len(memory.detail.get("memories", [])) if memory else 0,
+            "summary_through_turn": summary.detail["through_seq"] + 1 if summary else None}
+
+
+def describe_sections(plan) -> str:
+    loaded = loaded_sections(plan)
+    parts = []
+    if loaded["long_term_memories"]:
+        parts.append(f"{loaded['long_term_memories']} long-term memories")
+    if loaded["summary_through_turn"]:
+        parts.append(f"summary of turns 1–{loaded['summary_through_turn']}")
+    return "; " + ", ".join(parts) if parts else ""
+
+
 def run_turn(turn, provider, config=None):
     """Answer a pending turn, yielding AgentEvents; the turn is saved in every case."""
     config = config or current_app.config
@@ -65,9 +82,9 @@ def run_turn(turn, provider, config=None):
 
     try:
         yield event("memory", 0, {"messages": len(history.messages), "tokens": history.tokens,
-                                  "context_tokens": context_tokens},
+                                  "context_tokens": context_tokens, **loaded_sections(plan)},
                     f"memory: {len(history.messages)} earlier messages loaded "
-                    f"({history.tokens} tokens)")
+                    f"({history.tokens} tokens){describe_sections(plan)}")
         calls_seen: dict[str, int] = {}
         for step in range(1, config["NIMBUS_MAX_STEPS"] + 1):
             started, reply, streamed = time.monotonic(), None, []
