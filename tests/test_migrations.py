@@ -31,3 +31,13 @@ def test_init_db_runs_the_migrations_and_can_run_again(tmp_path):
         tables = set(inspect(db.engine).get_table_names())
         assert {"alembic_version", "conversations", "turns", "memories", "memories_fts"} <= tables
         db.engine.dispose()
+
+
+def test_init_db_explains_a_database_made_before_migrations(tmp_path):
+    app = make_app(tmp_path / "old.db")
+    with app.app_context():
+        db.create_all()  # how databases were made before the migrations existed
+        db.engine.dispose()
+    result = app.test_cli_runner().invoke(args=["init-db"])
+    assert result.exit_code != 0 and "no migration history" in result.output
+    assert "db stamp head" in result.output

@@ -65,8 +65,11 @@ def message_lines(messages: list[dict]) -> list[str]:
 def init_db(demo):
     """Create the database tables (safe to run again); --demo adds the demo shop."""
     from .accounts import seed_demo
-    from .database import create_schema
-    create_schema()
+    from .database import UnmigratedDatabase, create_schema
+    try:
+        create_schema()
+    except UnmigratedDatabase as error:
+        raise click.ClickException(str(error)) from None
     click.echo(f"Database ready: {db.engine.url.render_as_string(hide_password=True)}")
     if demo:
         tenant = seed_demo(current_app.config["NIMBUS_DEMO_TENANT"])

@@ -3,9 +3,10 @@ and Alembic migrations (Flask-Migrate) that `init-db` applies.
 """
 import os
 
+from alembic.migration import MigrationContext
 from flask import Flask
 from flask_migrate import Migrate, upgrade
-from sqlalchemy import event
+from sqlalchemy import event, inspect
 from sqlalchemy.engine import Engine
 
 from .extensions import db
@@ -44,6 +45,18 @@ def tune_sqlite(dbapi_connection, connection_record):
         cursor.close()
 
 
+class UnmigratedDatabase(RuntimeError):
+    """Tables exist but Alembic never ran here: upgrading would clash with them."""
+
+
 def create_schema() -> None:
     """Bring the database to the newest schema through the migrations (safe to run again)."""
+    tables = set(inspect(db.engine).get_table_names()) - {"alembic_version"}
+    with db.engine.connect() as connection:
+        revision = MigrationContext.configure(connection).get_current_revision()
+    if tables and revision is None:
+        raise UnmigratedDatabase(
+            f"{db.engine.url.render_as_string(hide_password=True)} has tables but no migration "
+            "history (it was made before migrations existed). Delete it and run init-db again, "
+            "or, if its schema is current, mark it with `flask --app webapp db stamp head`.")
     upgrade(directory=MIGRATIONS)
