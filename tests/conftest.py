@@ -62,6 +62,13 @@ def sam(app):
     return find_user("sam@example.com")
 
 
+def run(runner, *args) -> str:
+    """Invoke a flask command that must succeed; return what it printed."""
+    result = runner.invoke(args=list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
 def ask(user, question, conversation=None, provider=None):
     """Run one turn to the end and return (answer, conversation, events)."""
     conversation = conversation or create_conversation(user)

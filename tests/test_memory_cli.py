@@ -6,13 +6,7 @@ from webapp.memory.longterm.sharing import (set_memory_sharing, shares_memories,
                                             sharing_choice)
 from webapp.memory.longterm.store import newest
 
-from .conftest import ask
-
-
-def run(runner, *args):
-    result = runner.invoke(args=list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
+from .conftest import ask, run
 
 
 def test_a_remembered_preference_reaches_a_new_conversation_of_that_person_only(runner):

@@ -1,11 +1,7 @@
 """The seed's refund conversation, end to end through the CLI with the offline model."""
 import re
 
-
-def run(runner, *args):
-    result = runner.invoke(args=list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
+from .conftest import run
 
 
 def test_refund_scenario_end_to_end(runner):
