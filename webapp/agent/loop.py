@@ -51,8 +51,7 @@ def loaded_sections(plan) -> dict:
             "summary_through_turn": summary.detail["through_seq"] + 1 if summary else None}
 
 
-def describe_sections(plan) -> str:
-    loaded = loaded_sections(plan)
+def describe_sections(loaded: dict) -> str:
     parts = []
     if loaded["long_term_memories"]:
         parts.append(f"{loaded['long_term_memories']} long-term memories")
@@ -81,10 +80,11 @@ def run_turn(turn, provider, config=None):
         return AgentEvent(kind, step, data, line)
 
     try:
+        loaded = loaded_sections(plan)
         yield event("memory", 0, {"messages": len(history.messages), "tokens": history.tokens,
-                                  "context_tokens": context_tokens, **loaded_sections(plan)},
+                                  "context_tokens": context_tokens, **loaded},
                     f"memory: {len(history.messages)} earlier messages loaded "
-                    f"({history.tokens} tokens){describe_sections(plan)}")
+                    f"({history.tokens} tokens){describe_sections(loaded)}")
         calls_seen: dict[str, int] = {}
         for step in range(1, config["NIMBUS_MAX_STEPS"] + 1):
             started, reply, streamed = time.monotonic(), None, []
