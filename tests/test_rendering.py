@@ -1,8 +1,8 @@
 """Answers as sanitized markdown, and tool steps in words."""
 from html.parser import HTMLParser
 
-from webapp.rendering import render_markdown, sanitize_html
-from webapp.tool_steps import ToolStep, steps_of
+from webapp.chat.rendering import render_markdown, sanitize_html
+from webapp.chat.tool_steps import ToolStep, steps_of
 
 
 class Elements(HTMLParser):

@@ -6,9 +6,10 @@ from webapp.extensions import db
 from webapp.llm.messages import validate_turn
 from webapp.locks import conversation_lock
 from webapp.models import Turn
-from webapp.reply_stream import sse
+from webapp.chat.reply_stream import sse
 from webapp.storage import create_conversation, start_turn
-from webapp.turn_runs import StopRequest, run_for
+from webapp.chat.turn_runs import run_for
+from webapp.models import StopRequest
 
 from .conftest import sse_events, use_provider, wait_for_replies
 from .fakes.paced_model import PacedModel

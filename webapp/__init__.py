@@ -29,7 +29,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     csrf.init_app(app)  # before identity: a forged request is refused before anything is created
     htmx.init_app(app)
 
-    from . import identity, jobs, rendering
+    from . import jobs
+    from .chat import identity, rendering
     jobs.init_app(app)
     identity.init_app(app)
     rendering.init_app(app)
@@ -40,7 +41,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from .memory import summary_jobs  # noqa: F401  folds the rolling summary after each turn
 
-    from . import chat
+    from .chat import views as chat
     from .viewer import views as viewer
     app.register_blueprint(chat.bp)
     app.register_blueprint(viewer.bp)

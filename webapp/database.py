@@ -29,7 +29,6 @@ def import_models() -> None:
     """Import every module that defines tables, so create_all and migrations see them all."""
     from . import models  # noqa: F401
     from .shop import models as shop_models  # noqa: F401
-    from . import turn_runs  # noqa: F401  stop requests
     from .memory.longterm import models as memory_models  # noqa: F401
     from .memory import summaries  # noqa: F401
 

@@ -1,4 +1,4 @@
-"""Typed models for accounts, conversations and their turns, and named locks."""
+"""Typed models for accounts, conversations and their turns, stop requests and named locks."""
 import secrets
 from datetime import datetime, timezone
 
@@ -88,6 +88,13 @@ class Turn(db.Model):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
+
+
+class StopRequest(db.Model):
+    """Somebody pressed Stop: whichever process is writing the reply sees this row and stops."""
+    __tablename__ = "stop_requests"
+    turn_id: Mapped[int] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Lock(db.Model):

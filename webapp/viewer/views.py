@@ -4,7 +4,7 @@ import json
 from flask import (Blueprint, current_app, jsonify, make_response, redirect, render_template,
                    request, url_for)
 
-from ..chat import get_conversation_or_404
+from ..chat.views import get_conversation_or_404
 from ..extensions import htmx
 from .payload import report_payload
 from .report import build_report

@@ -7,28 +7,19 @@ generator, which saves the turn as interrupted with a well-formed partial answer
 import logging
 import threading
 import time
-from datetime import datetime
 from typing import Iterator
 
 from flask import current_app
-from sqlalchemy import ForeignKey, delete, select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Mapped, mapped_column
 
-from .agent.loop import AgentEvent, run_turn
-from .extensions import db
-from .locks import conversation_lock
-from .models import Turn, utcnow
+from ..agent.loop import AgentEvent, run_turn
+from ..extensions import db
+from ..locks import conversation_lock
+from ..models import StopRequest, Turn
 
 STOP_POLL_SECONDS = 0.5  # how often a run looks for a Stop pressed on another process
 log = logging.getLogger(__name__)
-
-
-class StopRequest(db.Model):
-    """Somebody pressed Stop: whichever process is writing the reply sees this row and stops."""
-    __tablename__ = "stop_requests"
-    turn_id: Mapped[int] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class TurnRun:

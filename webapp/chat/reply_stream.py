@@ -8,8 +8,8 @@ from typing import Iterator
 from flask import render_template
 from markupsafe import escape
 
-from .extensions import db
-from .models import Conversation, Turn
+from ..extensions import db
+from ..models import Conversation, Turn
 from .tool_steps import ToolStep
 from .turn_runs import TurnRun
 

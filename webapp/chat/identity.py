@@ -1,9 +1,9 @@
 """Who is asking: each browser gets its own guest customer in the demo shop, kept in a signed cookie."""
 from flask import current_app, g, request, session
 
-from .accounts import create_guest
-from .extensions import db
-from .models import User
+from ..accounts import create_guest
+from ..extensions import db
+from ..models import User
 
 
 def init_app(app) -> None:

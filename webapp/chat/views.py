@@ -6,10 +6,11 @@ from flask import (Blueprint, Response, abort, current_app, g, render_template, 
 from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
 
-from . import storage, turn_runs
-from .extensions import db, htmx
-from .llm import provider_for
-from .locks import LockBusy, conversation_lock
+from .. import storage
+from . import turn_runs
+from ..extensions import db, htmx
+from ..llm import provider_for
+from ..locks import LockBusy, conversation_lock
 from .reply_stream import reply_events
 from .tool_steps import steps_of
 

@@ -1,0 +1,1 @@
+"""The chat: who is asking, the chat page's routes, replies run in the background and streamed."""
