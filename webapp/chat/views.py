@@ -11,6 +11,7 @@ from . import turn_runs
 from ..extensions import db, htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
+from .heartbeat import close_if_abandoned
 from .reply_stream import reply_events
 from .tool_steps import steps_of
 
@@ -164,7 +165,8 @@ def read_question() -> str:
 
 def store_question(conversation, question: str):
     """Store the question as a pending turn; None while an earlier reply is still being written."""
-    if storage.pending_turn(conversation) is not None:
+    pending = storage.pending_turn(conversation)
+    if pending is not None and not close_if_abandoned(pending):  # its worker may have died
         return None
     try:
         with conversation_lock(conversation.id, wait=5):
