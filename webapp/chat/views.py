@@ -63,6 +63,8 @@ def start_conversation():
     question = read_question()
     if not question:
         return "", 204
+    if turn_runs.is_busy(current_app):
+        return busy()
     conversation = storage.create_conversation(g.user)
     storage.start_turn(conversation, question)
     return htmx_response(
@@ -77,6 +79,8 @@ def send_message(conversation_id):
     question = read_question()
     if not question:
         return "", 204
+    if turn_runs.is_busy(current_app):
+        return busy()
     turn = store_question(conversation, question)
     if turn is None:
         return refusal("Nimbus is still answering your last message: wait for it, or press Stop.", 409)
@@ -177,7 +181,17 @@ def store_question(conversation, question: str):
         return None
 
 
+def busy() -> Response:
+    """Admission control: this worker writes as many replies as it may. Nothing is stored, so
+    the history never holds a question nobody answered, and the message stays in the box."""
+    seconds = current_app.config["NIMBUS_BUSY_RETRY_AFTER"]
+    response = refusal(f"Nimbus is busy with many conversations right now. Please send again "
+                       f"in {seconds} seconds; your message is still here.", 503)
+    response.headers["Retry-After"] = str(seconds)
+    return response
+
+
 def refusal(message: str, status: int) -> Response:
-    """An inline error under the message box (base.html lets htmx swap 400, 409 and 422)."""
+    """An inline error under the message box (base.html lets htmx swap 400, 409, 422, 503)."""
     return htmx_response(render_template("chat/_error.html", error=message), status,
                          retarget="#composer-error", reswap="innerHTML")
