@@ -99,6 +99,8 @@ def check_question(question: str) -> str:
     limit = current_app.config["NIMBUS_MAX_MESSAGE_CHARS"]
     if not question:
         raise click.ClickException("the question is empty")
+    if "\x00" in question:
+        raise click.ClickException("the question contains a NUL character (\\0), which cannot be stored")
     if len(question) > limit:
         raise click.ClickException(f"the question is {len(question):,} characters; the limit is {limit:,}")
     return question

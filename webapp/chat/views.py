@@ -62,8 +62,7 @@ def start_conversation():
     question = read_question()
     if not question:
         return "", 204
-    conversation = storage.create_conversation(g.user)
-    storage.start_turn(conversation, question)
+    conversation = storage.start_conversation(g.user, question).conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
         push_url=url_for(".show_conversation", conversation_id=conversation.id))
