@@ -35,6 +35,7 @@ DEFAULTS = {
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
     "SESSION_COOKIE_SAMESITE": "Lax",
+    "MAX_CONTENT_LENGTH": 1_000_000,  # bytes of one request body; more is refused with 413
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
     # Long-term memory (webapp/memory/longterm/, docs/memory.md)
     "NIMBUS_MEMORY_BLOCK_LIMIT": 10,  # memories in every prompt: the newest N in scope
@@ -55,7 +56,7 @@ DEFAULTS = {
     "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE": False,  # may a chat write shop-wide shared memories?
 }
 
-INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
+INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
             "NIMBUS_IMPORTANCE_POOL", "NIMBUS_SUMMARY_MAX_TOKENS", "NIMBUS_SUMMARY_CHUNK_TURNS",
             "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",

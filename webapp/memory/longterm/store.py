@@ -22,6 +22,8 @@ def clean_content(content) -> str:
     text = " ".join(str(content or "").split())
     if not text:
         raise InvalidMemory("a memory needs some text")
+    if "\x00" in text:
+        raise InvalidMemory("a memory cannot contain a NUL character (\\0)")
     if len(text) > MAX_MEMORY_CHARS:
         raise InvalidMemory(f"a memory is at most {MAX_MEMORY_CHARS} characters")
     return text
