@@ -80,14 +80,26 @@ class Turn(db.Model):
     tool_calls: Mapped[int] = mapped_column(default=0)
     # pending (question stored, agent not finished), answered, api_error, step_limit, interrupted
     outcome: Mapped[str] = mapped_column(String(20), default="pending")
-    context_tokens: Mapped[int] = mapped_column(default=0)  # estimated prompt of its first call
+    context_tokens: Mapped[int] = mapped_column(default=0)  # estimated prompt, all model calls
     resend_tokens: Mapped[int] = mapped_column(default=0)  # the same if everything were resent
     prompt_tokens: Mapped[int | None]  # provider-reported, summed over the turn's calls
     completion_tokens: Mapped[int | None]
     trace: Mapped[list] = mapped_column(JSON, default=list)
+    # What each model call received, as ids, hashes and fates (webapp/memory/manifest.py).
+    manifest: Mapped[dict | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
+
+
+class RequestText(db.Model):
+    """A text a request carried (system prompt, memory block, summary), stored once per
+    conversation by its hash, so a turn's manifest can rebuild exactly what was sent."""
+    __tablename__ = "request_texts"
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
 
 
 class StopRequest(db.Model):

@@ -68,8 +68,8 @@ def start_turn(conversation: Conversation, question: str) -> Turn:
 
 
 def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usage: dict,
-                context_tokens: int, resend_tokens: int) -> Turn:
-    """Store the whole turn with its precomputed compact form and sizes."""
+                context_tokens: int, resend_tokens: int, manifest: dict | None = None) -> Turn:
+    """Store the whole turn with its precomputed compact form, sizes and request manifest."""
     conversation = turn.conversation
     turn.messages = messages
     turn.compact = compact_turn(messages)
@@ -83,6 +83,7 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
     turn.completion_tokens = usage.get("completion_tokens")
     turn.context_tokens = context_tokens
     turn.resend_tokens = resend_tokens
+    turn.manifest = manifest
     # An SQL increment, so a stale in-memory value never overwrites another worker's total.
     conversation.history_tokens = Conversation.history_tokens + turn.full_tokens
     conversation.updated_at = utcnow()

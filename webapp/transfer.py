@@ -2,16 +2,19 @@
 import json
 from datetime import datetime
 
+from sqlalchemy import select
+
 from .extensions import db
 from .llm.messages import InvalidMessage, compact_turn, final_answer, split_into_turns, validate_turn
 from .llm.tokens import estimate_messages
-from .models import Conversation, Turn, User, utcnow
+from .memory.manifest import store_texts, text_hash
+from .models import Conversation, RequestText, Turn, User, utcnow
 
 FORMAT = "nimbus.conversation"
 VERSION = 1
 MAX_TURNS = 100_000
 TURN_FIELDS = ("outcome", "trace", "prompt_tokens", "completion_tokens", "context_tokens",
-               "resend_tokens")
+               "resend_tokens", "manifest")
 
 
 class InvalidImport(ValueError):
@@ -26,6 +29,9 @@ def export_conversation(conversation: Conversation) -> dict:
         "turns": [{"messages": t.messages, "created_at": t.created_at.isoformat(),
                    **{f: getattr(t, f) for f in TURN_FIELDS}}
                   for t in conversation.turns],
+        # The texts the turns' request manifests refer to by hash (webapp/memory/manifest.py).
+        "request_texts": dict(db.session.execute(select(RequestText.hash, RequestText.text)
+                                                 .where(RequestText.conversation_id == conversation.id)).all()),
     }
 
 
@@ -92,7 +98,8 @@ def import_conversation(data, user: User) -> Conversation:
                     prompt_tokens=record.get("prompt_tokens"),
                     completion_tokens=record.get("completion_tokens"),
                     context_tokens=record.get("context_tokens") or 0,
-                    resend_tokens=record.get("resend_tokens") or 0)
+                    resend_tokens=record.get("resend_tokens") or 0,
+                    manifest=record.get("manifest") if isinstance(record.get("manifest"), dict) else None)
         if record.get("created_at"):
             turn.created_at = parse_time(record["created_at"])
         history += turn.full_tokens
@@ -102,6 +109,11 @@ def import_conversation(data, user: User) -> Conversation:
         conversation.created_at = parse_time(meta["created_at"])
     conversation.updated_at = utcnow()
     db.session.add(conversation)
+    db.session.flush()
+    texts = meta.get("request_texts") if isinstance(meta.get("request_texts"), dict) else {}
+    # Only a text that matches its hash, so an import cannot make a turn claim it was sent.
+    store_texts(conversation.id, {h: t for h, t in texts.items()
+                                  if isinstance(t, str) and text_hash(t) == h})
     db.session.commit()
     return conversation
 

@@ -16,6 +16,7 @@ from ..llm.base import ProviderError
 from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
 from ..llm.tokens import calibrated_ratio, estimate_messages
 from ..memory.context import assemble
+from ..memory.manifest import ManifestRecorder
 from ..storage import finish_turn
 from .tools import ToolContext, run_tool, tools_for
 
@@ -65,6 +66,7 @@ def run_turn(turn, provider, config=None):
     config = config or current_app.config
     conversation = turn.conversation
     plan = assemble(conversation, config, before_seq=turn.seq)
+    manifest = ManifestRecorder(plan, conversation.id)  # what each model call receives
     tools = tools_for(config)
     specs = [t.spec() for t in tools]
     context = ToolContext(conversation.tenant, conversation.user, conversation, turn.seq, config)
@@ -88,6 +90,7 @@ def run_turn(turn, provider, config=None):
         calls_seen: dict[str, int] = {}
         for step in range(1, config["NIMBUS_MAX_STEPS"] + 1):
             started, reply, streamed = time.monotonic(), None, []
+            manifest.call(messages)
             try:
                 for chunk in provider.stream(plan.messages + messages, specs):
                     if isinstance(chunk, str):
@@ -103,6 +106,7 @@ def run_turn(turn, provider, config=None):
                 outcome, answer = "api_error", FALLBACK_ERROR
                 break
             ms = round((time.monotonic() - started) * 1000)
+            manifest.reported(reply.usage)
             for key, value in (reply.usage or {}).items():
                 usage[key] = usage.get(key, 0) + (value or 0)
             if step == 1 and reply.usage:
@@ -149,11 +153,11 @@ def run_turn(turn, provider, config=None):
             partial = "".join(streamed).strip()
             messages.append(assistant_message(
                 f"{partial} …" if partial else FALLBACK_INTERRUPTED))
-        # Resending everything: the same request with every stored turn in place of the history
-        # and of the summary that stands in for older turns.
-        replaced = sum(s.tokens for s in plan.sections if s.name in ("history", "summary"))
-        resend_tokens = context_tokens - replaced + round(conversation.history_tokens * plan.ratio)
-        finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens)
+        # Every model call counts; resending everything: the same calls with every stored turn
+        # in place of the history and of the summary that stands in for older turns.
+        manifest.store_texts()
+        finish_turn(turn, messages, outcome, trace, usage, manifest.context_tokens,
+                    manifest.resend_tokens(conversation.history_tokens), manifest.data)
         for hook in AFTER_TURN:
             try:
                 hook(turn, plan)
