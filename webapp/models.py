@@ -65,7 +65,13 @@ class Conversation(db.Model):
 class Turn(db.Model):
     """One user message and everything after it, stored whole in the neutral format."""
     __tablename__ = "turns"
-    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),)
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),
+        # Covers the viewer's per-turn costs and counts, so summing them never reads the messages.
+        Index("ix_turns_costs", "conversation_id", "seq", "outcome", "prompt_tokens",
+              "context_tokens", "resend_tokens"),
+        Index("ix_turns_outcome", "conversation_id", "outcome", "seq"),  # the few pending ones
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[str] = mapped_column(
         ForeignKey("conversations.id", ondelete="CASCADE"))

@@ -25,9 +25,16 @@ def upgrade():
     )
     with op.batch_alter_table('turns', schema=None) as batch_op:
         batch_op.add_column(sa.Column('manifest', sa.JSON(), nullable=True))
+        batch_op.create_index('ix_turns_costs', ['conversation_id', 'seq', 'outcome',
+                                                 'prompt_tokens', 'context_tokens',
+                                                 'resend_tokens'], unique=False)
+        batch_op.create_index('ix_turns_outcome', ['conversation_id', 'outcome', 'seq'],
+                              unique=False)
 
 
 def downgrade():
     with op.batch_alter_table('turns', schema=None) as batch_op:
+        batch_op.drop_index('ix_turns_outcome')
+        batch_op.drop_index('ix_turns_costs')
         batch_op.drop_column('manifest')
     op.drop_table('request_texts')

@@ -41,11 +41,13 @@ def cost_series(conversation_id: str, turn_count: int) -> CostSeries:
 
 
 def finished_before(conversation_id: str, seq: int, through: int) -> tuple[int, int]:
-    """(finished turns before `seq`, those of them at or before `through`), counted in SQL."""
+    """(finished turns before `seq`, those of them at or before `through`): every seq below is a
+    turn, so only the few still pending are counted, through the (conversation, outcome) index."""
     if seq <= 0:
         return 0, 0
-    older = Turn.seq < seq
-    total, covered = db.session.execute(
+    covered = min(through, seq - 1) + 1
+    pending, pending_covered = db.session.execute(
         select(func.count(), func.sum(case((Turn.seq <= through, 1), else_=0)))
-        .where(Turn.conversation_id == conversation_id, older, Turn.outcome != "pending")).one()
-    return total, int(covered or 0)
+        .where(Turn.conversation_id == conversation_id, Turn.outcome == "pending",
+               Turn.seq < seq)).one()
+    return seq - pending, covered - int(pending_covered or 0)
