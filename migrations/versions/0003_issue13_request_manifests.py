@@ -1,7 +1,7 @@
 """per-turn request manifests and the texts they refer to
 
 Revision ID: issue13
-Revises: 0001
+Revises: issue9
 Create Date: 2026-12-01 09:00:00
 
 """
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 
 revision = 'issue13'
-down_revision = '0001'
+down_revision = 'issue9'
 branch_labels = None
 depends_on = None
 
