@@ -45,6 +45,7 @@ DEFAULTS = {
     "NIMBUS_EMBEDDING_MODEL": "text-embedding-3-small",  # with NIMBUS_MEMORY_EMBEDDINGS=openai
     "NIMBUS_MEMORY_CANDIDATE_POOL": 200,  # rows scored per search: best keyword hits + newest
     "NIMBUS_MEMORY_MIN_SIMILARITY": 0.2,  # below it a row needs a keyword hit to be returned
+    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.5,  # hybrid: share of keyword relevance against similarity
     "NIMBUS_MEMORY_MODEL": None,  # the distiller's model; None: NIMBUS_MODEL
     "NIMBUS_MEMORY_PROMPT": None,  # a text file replacing the distiller's instructions
     "NIMBUS_MEMORY_DISTIL_ON_COMPRESS": True,  # distil once turns leave the history window
@@ -65,7 +66,8 @@ INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS"
             "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
               "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",
-              "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY"}
+              "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY",
+              "NIMBUS_MEMORY_KEYWORD_WEIGHT"}
 BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
              "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"}
