@@ -107,7 +107,7 @@ def reset_password(email, password_stdin):
     except InvalidPassword as error:
         raise click.ClickException(f"not changed: {error}") from None
     db.session.commit()
-    click.echo(f"New password for {user.email}" + (f": {password}" if generated else " set."))
+    click.echo(f"New password set for {user.email}." + (f"\nPassword: {password}" if generated else ""))
 
 
 @users.command("delete")

@@ -85,5 +85,4 @@ def delete_user_data(user: User, requested_by: str) -> dict:
                    f"{counts['turns']} turn(s), {counts['memories']} memories; "
                    f"email digest {digest}"))
     db.session.commit()
-    db.session.expunge_all()
     return counts

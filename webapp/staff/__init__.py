@@ -7,3 +7,5 @@ def init_app(app) -> None:
     app.register_blueprint(settings_views.bp)
     app.register_blueprint(shares.bp)
     app.register_blueprint(shares.public_bp)
+    app.add_template_global(shares.link_state)
+    app.add_template_global(shares.share_url)
