@@ -20,6 +20,9 @@ DEFAULTS = {
     "NIMBUS_MAX_REPEAT_CALLS": 1,  # agent loop: identical tool calls allowed per turn
     "NIMBUS_MAX_MESSAGE_CHARS": 8000,
     "NIMBUS_VIEWER_PAGE_TURNS": 50,  # viewer: stored turns shown per page
+    "NIMBUS_CHAT_PAGE_TURNS": 30,  # chat page: newest turns shown; older ones load on scrolling up
+    "NIMBUS_DELETE_UNDO_SECONDS": 15,  # a deleted conversation can be restored for this long
+    "NIMBUS_OFFLINE_WORDS_PER_SECOND": 12.0,  # offline model's pace; 0 = all at once (tests)
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
     "NIMBUS_LOCK_TIMEOUT": 120.0,  # seconds a conversation lock may be held before it is stale
@@ -52,8 +55,9 @@ INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_IMPORTANCE_POOL", "NIMBUS_SUMMARY_MAX_TOKENS", "NIMBUS_SUMMARY_CHUNK_TURNS",
             "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",
             "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",
-            "NIMBUS_VIEWER_PAGE_TURNS"}
+            "NIMBUS_VIEWER_PAGE_TURNS", "NIMBUS_CHAT_PAGE_TURNS", "NIMBUS_DELETE_UNDO_SECONDS"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT", "NIMBUS_STOP_WAIT",
+              "NIMBUS_OFFLINE_WORDS_PER_SECOND",
               "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY"}
 BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
