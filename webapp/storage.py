@@ -76,10 +76,19 @@ def start_turn(conversation: Conversation, question: str) -> Turn:
     return turn
 
 
+def checkpoint_turn(turn: Turn, messages: list[dict]) -> None:
+    """Store a pending turn's progress (well-formed) now, so a crash cannot lose it."""
+    turn.messages = messages
+    turn.heartbeat_at = utcnow()
+    db.session.commit()
+
+
 def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usage: dict,
-                context_tokens: int, resend_tokens: int) -> Turn:
-    """Store the whole turn with its precomputed compact form and sizes."""
+                context_tokens: int, resend_tokens: int, token_ratio: float | None = None) -> Turn:
+    """Store the whole turn with its precomputed compact form and sizes, in one short transaction."""
     conversation = turn.conversation
+    if token_ratio is not None:  # measured on the turn's first call, written only now
+        conversation.token_ratio = token_ratio
     turn.messages = messages
     turn.compact = compact_turn(messages)
     turn.answer = final_answer(messages)

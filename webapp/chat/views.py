@@ -7,7 +7,7 @@ from flask_wtf.csrf import CSRFError
 from .. import storage
 from . import turn_runs
 from ..extensions import htmx
-from ..llm import provider_for
+from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
@@ -37,7 +37,7 @@ def get_turn_or_404(conversation, seq: int):
 
 @bp.app_context_processor
 def chat_context():
-    return {"offline_model": lambda: getattr(provider_for(current_app), "offline", False),
+    return {"offline_model": lambda: is_offline(current_app),
             "tool_steps": steps_of, "suggestions": SUGGESTIONS}
 
 

@@ -47,6 +47,15 @@ def remember(scope: SessionScope, content, config, *, source: str, word: str = T
     return memory, True
 
 
+def remember_for_everyone(tenant_id: int, content, config, *, source: str = "hand") -> tuple[Memory, bool]:
+    """Store a memory shared by every customer of the tenant: for staff tools and the CLI only.
+
+    Nothing a customer posts reaches this: browser writes go through `remember(..., personal=True)`.
+    """
+    return remember(SessionScope(tenant_id, None), content, config, source=source,
+                    word=TENANT_WORD, personal=False)
+
+
 def same(column, value):
     return column.is_(None) if value is None else column == value
 

@@ -1,14 +1,14 @@
 """conversations.deleted_at: a deleted conversation can be restored during its undo window
 
 Revision ID: issue12
-Revises: 0001
+Revises: issue9
 """
 from alembic import op
 import sqlalchemy as sa
 
 
 revision = "issue12"
-down_revision = "0001"
+down_revision = "issue9"
 branch_labels = None
 depends_on = None
 
