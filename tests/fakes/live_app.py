@@ -60,11 +60,11 @@ def start_app(env: dict, workers: int, folder: str) -> tuple:
     subprocess.run([sys.executable, "-m", "flask", "--app", "webapp", "init-db", "--demo"],
                    cwd=ROOT, env=env, check=True, capture_output=True)
     port = free_port()
-    log = open(os.path.join(folder, "gunicorn.log"), "w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--worker-class", "gevent", "--workers", str(workers),
-         "--bind", f"127.0.0.1:{port}", "--timeout", "120", "wsgi:app"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with open(os.path.join(folder, "gunicorn.log"), "w") as log:  # the child keeps its copy
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--worker-class", "gevent", "--workers",
+             str(workers), "--bind", f"127.0.0.1:{port}", "--timeout", "120", "wsgi:app"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     wait_for_port(port)
     return process, port
 
