@@ -66,7 +66,7 @@ def test_opting_out_stops_save_memory_but_hides_nothing(app, alex):
     ask(alex, "Remember that I prefer email over phone.")
     set_memory_sharing(alex, False)
     answer, _, _ = ask(alex, "Remember that I live in Leeds.")
-    assert "turned memory off" in answer
+    assert "memory is turned off" in answer
     kept = [m.content for m in newest(SessionScope.for_user(alex), 10)]
     assert kept == ["Alex Rivera prefers email over phone."]
     answer, _, _ = ask(alex, "How do I prefer to be contacted?")
@@ -111,6 +111,19 @@ def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
     assert "Embedded 0 memory(ies) and 0 turn(s)" in run(runner, "memories", "embed")
 
 
+def test_embed_runs_in_batches_with_a_progress_bar(runner, app, alex, monkeypatch):
+    from webapp.memory.longterm.embeddings import MiniLMEmbedder
+    for question in ("Hi", "Where is my parcel?", "Thanks", "Bye", "Order 1042?"):
+        ask(alex, question)
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    batches, original = [], MiniLMEmbedder.embed
+    monkeypatch.setattr(MiniLMEmbedder, "embed",
+                        lambda self, texts: batches.append(len(texts)) or original(self, texts))
+    output = run(runner, "memories", "embed", "--batch", "2")
+    assert "Embedding" in output and "Embedded 0 memory(ies) and 5 turn(s)" in output
+    assert batches == [2, 2, 1]
+
+
 def test_save_memory_writes_where_the_model_says_within_the_session(app, alex, sam):
     from .fakes.scripted_model import ScriptedModel
     model = ScriptedModel({"tool": "save_memory", "arguments": {
@@ -133,3 +146,12 @@ def test_search_history_tool_finds_the_persons_earlier_turns(app, alex, sam):
     ask(alex, "Where did I want parcels?", provider=model)
     result = model.requests[1][-1]["content"]
     assert "back door" in result and "garage" not in result
+
+
+def test_while_opted_out_the_save_step_says_nothing_was_saved_because_memory_is_off(app, alex):
+    from webapp.chat.tool_steps import steps_of
+    set_memory_sharing(alex, False)
+    _, conversation, _ = ask(alex, "Remember that I live in Leeds.")
+    step = steps_of(conversation.turns[0].messages)[0]
+    assert step.label.startswith("Nothing saved: memory is turned off for Alex Rivera")
+    assert "Saved a memory" not in step.label

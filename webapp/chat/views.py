@@ -65,8 +65,7 @@ def start_conversation():
         return "", 204
     if turn_runs.is_busy(current_app):
         return busy()
-    conversation = storage.create_conversation(g.user)
-    storage.start_turn(conversation, question)
+    conversation = storage.start_conversation(g.user, question).conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
         push_url=url_for(".show_conversation", conversation_id=conversation.id))
