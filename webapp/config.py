@@ -27,6 +27,7 @@ DEFAULTS = {
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
     "SESSION_COOKIE_SAMESITE": "Lax",
+    "SESSION_COOKIE_SECURE": False,  # on behind HTTPS: cookies only over TLS, and HSTS is sent
     "MAX_CONTENT_LENGTH": 1_000_000,  # bytes of one request body; more is refused with 413
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
     # Long-term memory (webapp/memory/longterm/, docs/memory.md)
@@ -56,7 +57,7 @@ INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS"
             "NIMBUS_VIEWER_PAGE_TURNS"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT", "NIMBUS_STOP_WAIT",
               "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY"}
-BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
+BOOL_KEYS = {"SESSION_COOKIE_SECURE", "NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
              "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"}
 
