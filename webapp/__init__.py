@@ -47,6 +47,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .viewer import views as viewer
     app.register_blueprint(chat.bp)
     app.register_blueprint(viewer.bp)
+    security.limit_writes(app)  # per session and per IP, on the routes that write
 
     from . import cli
     cli.init_app(app)
