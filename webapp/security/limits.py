@@ -4,7 +4,9 @@ session and per IP, with Flask-Limiter; counters in Redis with REDIS_URL, else i
 The limits apply by endpoint (WRITES below), so a view need not know about them; a new route
 that sends to the model or writes memories joins by adding its endpoint there.
 """
-from flask import request, session
+import time
+
+from flask import current_app, request, session
 from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
@@ -35,8 +37,10 @@ def config_key(kind: str, per: str) -> str:
 
 
 def refuse_too_fast(error: RateLimitExceeded):
-    """429 with what to do, where the visitor looks (Flask-Limiter adds Retry-After)."""
-    return refusal(MESSAGES[WRITES.get(request.endpoint, "sends")], 429)
+    """429 with what to do, where the visitor looks, and when to try again."""
+    breached = current_app.extensions["nimbus_limiter"].current_limit
+    wait = max(1, int(breached.reset_at - time.time())) if breached else 60
+    return refusal(MESSAGES[WRITES.get(request.endpoint, "sends")], 429, {"Retry-After": str(wait)})
 
 
 def init_app(app) -> None:
@@ -45,7 +49,8 @@ def init_app(app) -> None:
     config["RATELIMIT_ENABLED"] = bool(config["NIMBUS_RATE_LIMIT_ENABLED"])
     config["RATELIMIT_STORAGE_URI"] = config.get("REDIS_URL") or "memory://"
     config.setdefault("RATELIMIT_KEY_PREFIX", "nimbus-limits")  # Redis keys: LIMITS:LIMITER/<prefix>/…
-    config["RATELIMIT_HEADERS_ENABLED"] = True  # Retry-After on a 429
+    # No X-RateLimit-* headers: they would also rewrite the Retry-After of a busy server's 503.
+    config["RATELIMIT_HEADERS_ENABLED"] = False
     limiter = Limiter(get_remote_address, app=app)
     app.extensions["nimbus_limiter"] = limiter  # the limits hold it weakly: keep it alive
     for endpoint, kind in WRITES.items():
