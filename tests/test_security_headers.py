@@ -55,12 +55,13 @@ INLINE = {
     "event handler attribute": re.compile(r"\son[a-z]+\s*=", re.I),
     "hx-on attribute": re.compile(r"\shx-on[:\-]", re.I),
     "javascript: URL": re.compile(r"javascript:", re.I),
+    "inline style attribute": re.compile(r"\sstyle\s*=", re.I),
 }
 
 
 @pytest.mark.parametrize("template", sorted(p.relative_to(TEMPLATES).as_posix()
                                             for p in TEMPLATES.rglob("*.html")))
-def test_no_template_has_script_the_policy_would_block(template):
+def test_no_template_has_script_or_style_the_policy_would_block(template):
     text = (TEMPLATES / template).read_text()
     found = [name for name, pattern in INLINE.items() if pattern.search(text)]
-    assert not found, f"{template}: {', '.join(found)} (move it to static/js/)"
+    assert not found, f"{template}: {', '.join(found)} (move it to static/js/ or static/css/)"

@@ -39,6 +39,17 @@ def test_the_memory_panel_swaps_in_place_under_the_policy(watched):
     expect(watched.locator(".sharing-state")).to_contain_text("off")
 
 
+def test_the_viewer_and_its_what_if_work_under_the_policy(watched):
+    watched.goto("/")
+    watched.get_by_label("Message Nimbus").fill("Where is my order #1041?")
+    watched.get_by_label("Message Nimbus").press("Enter")
+    expect(watched.locator("#turn-0-answer:not(.is-streaming)")).to_be_visible()
+    watched.get_by_role("link", name="Viewer").click()
+    expect(watched.locator(".gauge")).to_be_visible()
+    watched.get_by_label("History budget (tokens)").fill("300")
+    expect(watched.get_by_role("button", name="Apply to this conversation")).to_be_visible()
+
+
 def test_a_refused_message_says_why_under_the_message_box_and_keeps_the_text(watched):
     watched.goto("/")
     box = watched.get_by_label("Message Nimbus")
