@@ -22,6 +22,15 @@ DEFAULTS = {
     "NIMBUS_VIEWER_PAGE_TURNS": 50,  # viewer: stored turns shown per page
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
+    # Reply runs under load (README "Running under load")
+    "NIMBUS_LEASE_SECONDS": 10.0,  # a lock or pending turn not renewed this long is taken over
+    "NIMBUS_HEARTBEAT_SECONDS": 2.0,  # each worker renews leases and checkpoints words this often
+    "NIMBUS_STOP_POLL_SECONDS": 0.5,  # how often a worker looks for Stop pressed on another one
+    "NIMBUS_MAX_RUNS": 100,  # replies written at once per worker; beyond it a send gets "busy"
+    "NIMBUS_BUSY_RETRY_AFTER": 3,  # seconds a "busy" answer asks the sender to wait
+    "NIMBUS_DB_POOL_SIZE": 10,  # database connections kept open per worker
+    "NIMBUS_DB_MAX_OVERFLOW": 20,  # extra connections per worker at peaks
+    "NIMBUS_DB_POOL_TIMEOUT": 10.0,  # seconds a statement waits for a free connection
     "NIMBUS_DEMO_STAFF": "staff@example.com",  # init-db --demo creates it and prints its password
     # Accounts (webapp/accounts/, README "Accounts and roles")
     "NIMBUS_GUESTS": True,  # a guest customer per browser without signing in; False: /login first
@@ -33,15 +42,6 @@ DEFAULTS = {
     "NIMBUS_LOGIN_LOCK_MINUTES": 15,  # how long a locked account refuses every password
     "NIMBUS_SHARE_DAYS": 7,  # share links expire after this many days unless staff choose
     "NIMBUS_CONSOLE_PAGE_SIZE": 50,  # staff console: conversations per page
-    # Reply runs under load (README "Running under load")
-    "NIMBUS_LEASE_SECONDS": 10.0,  # a lock or pending turn not renewed this long is taken over
-    "NIMBUS_HEARTBEAT_SECONDS": 2.0,  # each worker renews leases and checkpoints words this often
-    "NIMBUS_STOP_POLL_SECONDS": 0.5,  # how often a worker looks for Stop pressed on another one
-    "NIMBUS_MAX_RUNS": 100,  # replies written at once per worker; beyond it a send gets "busy"
-    "NIMBUS_BUSY_RETRY_AFTER": 3,  # seconds a "busy" answer asks the sender to wait
-    "NIMBUS_DB_POOL_SIZE": 10,  # database connections kept open per worker
-    "NIMBUS_DB_MAX_OVERFLOW": 20,  # extra connections per worker at peaks
-    "NIMBUS_DB_POOL_TIMEOUT": 10.0,  # seconds a statement waits for a free connection
     "REDIS_URL": None,
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
@@ -56,6 +56,7 @@ DEFAULTS = {
     "NIMBUS_EMBEDDING_MODEL": "text-embedding-3-small",  # with NIMBUS_MEMORY_EMBEDDINGS=openai
     "NIMBUS_MEMORY_CANDIDATE_POOL": 200,  # rows scored per search: best keyword hits + newest
     "NIMBUS_MEMORY_MIN_SIMILARITY": 0.2,  # below it a row needs a keyword hit to be returned
+    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.5,  # hybrid: share of keyword relevance against similarity
     "NIMBUS_MEMORY_MODEL": None,  # the distiller's model; None: NIMBUS_MODEL
     "NIMBUS_MEMORY_PROMPT": None,  # a text file replacing the distiller's instructions
     "NIMBUS_MEMORY_DISTIL_ON_COMPRESS": True,  # distil once turns leave the history window
@@ -77,8 +78,9 @@ INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS"
             "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
               "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",
-              "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY", "NIMBUS_SESSION_HOURS",
-              "NIMBUS_REMEMBER_DAYS", "NIMBUS_GUEST_DAYS"}
+              "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY",
+              "NIMBUS_MEMORY_KEYWORD_WEIGHT", "NIMBUS_SESSION_HOURS", "NIMBUS_REMEMBER_DAYS",
+              "NIMBUS_GUEST_DAYS"}
 BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
              "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE", "NIMBUS_GUESTS",

@@ -10,7 +10,7 @@ from datetime import date, datetime, time, timedelta
 from sqlalchemy import exists, func, or_, select
 
 from ..extensions import db
-from ..memory.longterm.keywords import ranked
+from ..memory.longterm.keywords import Indexed, scored
 from ..models import Conversation, Turn, User
 
 OUTCOMES = {"errors": ("api_error",), "interrupted": ("interrupted",),
@@ -66,17 +66,15 @@ def day(args, name: str) -> date | None:
 
 
 def tenant_turn_ids(tenant_id: int, query: str, limit: int) -> list[int]:
-    """Finished turns of any conversation of the tenant matching the query, best first."""
-    def statement(match, expression):
-        fts, rowid, matches, order = match("turns_fts", Turn.question + " " + Turn.answer,
-                                           expression)
-        base = select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
-        if fts is not None:
-            base = base.join(fts, rowid == Turn.id)
-        return base.where(matches, Conversation.tenant_id == tenant_id,
-                          Turn.outcome != "pending").order_by(order)
-    return [row[0] for row in ranked(statement, "turns_fts", Turn.question + " " + Turn.answer,
-                                     Turn.id, query, limit)]
+    """Finished turns of any conversation of the tenant matching the query, best first (the
+    tenant's own term statistics, as a customer's search uses theirs; newer first on a tie)."""
+    def scoped(statement):
+        return statement.join(Conversation, Conversation.id == Turn.conversation_id).where(
+            Conversation.tenant_id == tenant_id, Turn.outcome != "pending")
+    indexed = Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
+                      (Turn.id, Turn.question, Turn.answer, Turn.created_at), scoped)
+    scores, _ = scored(indexed, query, limit, lambda row: f"{row.question}\n{row.answer}")
+    return sorted(scores, key=lambda turn_id: (-scores[turn_id], -turn_id))[:limit]
 
 
 def conversation_page(tenant_id: int, filters: Filters, page_size: int) -> tuple[list, bool]:

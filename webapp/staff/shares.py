@@ -93,5 +93,8 @@ def show_shared(token):
     def page_url(**params):
         return url_for(".show_shared", token=token,
                        **{k: v for k, v in params.items() if v is not None})
+    def turn_url(seq: int) -> str:  # the fate strip's cells: the shared page around that turn
+        before = seq + current_app.config["NIMBUS_VIEWER_PAGE_TURNS"] // 2 + 1
+        return page_url(before=before if before < report.turn_total else None) + f"#turn-{seq + 1}"
     return render_template("viewer/page.html", report=report, error=None, notice=None,
-                           page_url=page_url, json_url=None, shared=True)
+                           page_url=page_url, turn_url=turn_url, json_url=None, shared=True)

@@ -1,7 +1,7 @@
 """issue11 accounts: roles, passwords and lock-out, tenant settings, audit log, share links
 
 Revision ID: issue11
-Revises: issue9
+Revises: 0001
 Create Date: 2026-12-01 08:42:53.582792
 
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = 'issue11'
-down_revision = 'issue9'
+down_revision = 'issue13'
 branch_labels = None
 depends_on = None
 
