@@ -1,17 +1,16 @@
-"""Keyword search: SQLite FTS5 in the embedded default, PostgreSQL full text at scale.
-
-The indexes are created next to the tables (idempotent, so an existing database gains them on the
-next `init-db`) and kept current by the database itself: FTS5 triggers, or a GIN expression index.
+"""Keyword search within a scope: candidates from SQLite FTS5 or PostgreSQL full text (the
+indexes are in keyword_index.py), scored by BM25 with the scope's own statistics (ranking.py).
 """
 import re
 from dataclasses import dataclass
 from typing import Callable
 
-from sqlalchemy import and_, column, event, func, literal_column, or_, select, table, text
+from sqlalchemy import and_, column, func, literal_column, or_, select, table, text
 
 from ...extensions import db
 from ...models import Conversation, Turn, utcnow
 from .dates import find_dates
+from .keyword_index import create_keyword_indexes, drop_keyword_indexes  # noqa: F401 (migrations)
 from .models import Memory
 from .ranking import Candidate, ScopeStatistics, bm25_scores
 
@@ -19,59 +18,10 @@ STOPWORDS = set("""a an the is are was were be been am i me my we our you your i
 for and or but with what which who whom how when where why do does did can could would should will
 please tell know about that this there here any some have has had not no so if as at by from""".split())
 MAX_QUERY_WORDS = 12
+SAYING = r"(?:\w+\s+)?(?:said|say|told|tell|recommend\w*|suggest\w*|advis\w*|mention\w*|explain\w*)\b"
+ASSISTANT_SAID = re.compile(rf"\b(?:you|nimbus|the assistant)\s+{SAYING}", re.I)
+CUSTOMER_SAID = re.compile(rf"\bI\s+{SAYING}", re.I)
 COMMON_WORD_MIN_ROWS = 1000  # below this, scoring every match is cheap: keep every word
-
-SQLITE_DDL = {
-    "memories_fts": ("memories", "content"),
-    "turns_fts": ("turns", "question, answer"),
-}
-POSTGRES_DDL = [
-    "CREATE INDEX IF NOT EXISTS ix_memories_fulltext ON memories "
-    "USING gin (to_tsvector('english', content))",
-    "CREATE INDEX IF NOT EXISTS ix_turns_fulltext ON turns "
-    "USING gin (to_tsvector('english', question || ' ' || answer))",
-]
-
-
-def sqlite_statements(name: str, base: str, columns: str) -> list[str]:
-    new = ", ".join(f"new.{c.strip()}" for c in columns.split(","))
-    old = ", ".join(f"old.{c.strip()}" for c in columns.split(","))
-    return [
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5({columns}, content='{base}', "
-        f"content_rowid='id', tokenize='porter unicode61')",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_insert AFTER INSERT ON {base} BEGIN "
-        f"INSERT INTO {name}(rowid, {columns}) VALUES (new.id, {new}); END",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_delete AFTER DELETE ON {base} BEGIN "
-        f"INSERT INTO {name}({name}, rowid, {columns}) VALUES ('delete', old.id, {old}); END",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_update AFTER UPDATE OF {columns} ON {base} BEGIN "
-        f"INSERT INTO {name}({name}, rowid, {columns}) VALUES ('delete', old.id, {old}); "
-        f"INSERT INTO {name}(rowid, {columns}) VALUES (new.id, {new}); END",
-    ]
-
-
-@event.listens_for(db.metadata, "after_create")
-def create_keyword_indexes(metadata, connection, **kw):
-    """Runs after every create_all; creates what is missing and indexes rows that predate it."""
-    if connection.dialect.name == "sqlite":
-        for name, (base, columns) in SQLITE_DDL.items():
-            existed = connection.execute(text(
-                "SELECT 1 FROM sqlite_master WHERE name = :name"), {"name": name}).first()
-            for statement in sqlite_statements(name, base, columns):
-                connection.exec_driver_sql(statement)
-            if not existed:
-                connection.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('rebuild')")
-    elif connection.dialect.name == "postgresql":
-        for statement in POSTGRES_DDL:
-            connection.exec_driver_sql(statement)
-
-
-@event.listens_for(db.metadata, "before_drop")
-def drop_keyword_indexes(metadata, connection, **kw):
-    """A dropped table takes its triggers along; its FTS5 index must go too, or it would go stale."""
-    if connection.dialect.name == "sqlite":
-        for name in SQLITE_DDL:
-            connection.exec_driver_sql(f"DROP TABLE IF EXISTS {name}")
-
 
 def query_words(query: str) -> list[str]:
     found = [w for w in re.findall(r"\w+", (query or "").lower()) if w not in STOPWORDS]
@@ -188,6 +138,15 @@ def turns_indexed(user) -> Indexed:
 
 
 def turn_scores(user, query: str, limit: int) -> dict[int, float]:
-    """{turn id: keyword score} of this person's own finished turns matching the query."""
+    """{turn id: keyword score} of this person's own finished turns matching the query. A
+    question about who said it ("what did you suggest…", "what did I tell you…") counts the words
+    of that speaker's side twice (a BM25F-style field weight)."""
+    if ASSISTANT_SAID.search(query or ""):
+        query = re.sub(r"\b(?:nimbus|assistant)\b", " ", query, flags=re.I)
+        return scored(turns_indexed(user), query, limit,
+                      lambda row: f"{row.question}\n{row.answer}\n{row.answer}")[0]
+    if CUSTOMER_SAID.search(query or ""):
+        return scored(turns_indexed(user), query, limit,
+                      lambda row: f"{row.question}\n{row.question}\n{row.answer}")[0]
     return scored(turns_indexed(user), query, limit,
                   lambda row: f"{row.question}\n{row.answer}")[0]
