@@ -109,7 +109,7 @@ def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int,
     if not words and not ranges:
         return {}, {}
     stats = statistics(indexed, words, ranges)
-    words = [w for w in words if w in stats.holding]
+    words = [w for w in words if stats.holding.get(w)]
     rows = candidates(indexed, words, ranges if stats.on_date else [], limit)
     pool = [Candidate(row[0], text_of(row), row.created_at) for row in rows]
     return bm25_scores(words, stats, pool), {row[0]: row for row in rows}
