@@ -65,7 +65,13 @@ class Conversation(db.Model):
 class Turn(db.Model):
     """One user message and everything after it, stored whole in the neutral format."""
     __tablename__ = "turns"
-    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),)
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),
+        # Covers the viewer's per-turn costs and counts, so summing them never reads the messages.
+        Index("ix_turns_costs", "conversation_id", "seq", "outcome", "prompt_tokens",
+              "context_tokens", "resend_tokens"),
+        Index("ix_turns_outcome", "conversation_id", "outcome", "seq"),  # the few pending ones
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[str] = mapped_column(
         ForeignKey("conversations.id", ondelete="CASCADE"))
@@ -80,17 +86,29 @@ class Turn(db.Model):
     tool_calls: Mapped[int] = mapped_column(default=0)
     # pending (question stored, agent not finished), answered, api_error, step_limit, interrupted
     outcome: Mapped[str] = mapped_column(String(20), default="pending")
-    context_tokens: Mapped[int] = mapped_column(default=0)  # estimated prompt of its first call
+    context_tokens: Mapped[int] = mapped_column(default=0)  # estimated prompt, all model calls
     resend_tokens: Mapped[int] = mapped_column(default=0)  # the same if everything were resent
     prompt_tokens: Mapped[int | None]  # provider-reported, summed over the turn's calls
     completion_tokens: Mapped[int | None]
     trace: Mapped[list] = mapped_column(JSON, default=list)
+    # What each model call received, as ids, hashes and fates (webapp/memory/manifest.py).
+    manifest: Mapped[dict | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # While pending: renewed every few seconds by the run writing it; when it goes stale the
     # run died (or never started) and any worker takes the turn over.
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=utcnow)
 
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
+
+
+class RequestText(db.Model):
+    """A text a request carried (system prompt, memory block, summary), stored once per
+    conversation by its hash, so a turn's manifest can rebuild exactly what was sent."""
+    __tablename__ = "request_texts"
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
 
 
 class StopRequest(db.Model):

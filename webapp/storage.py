@@ -84,8 +84,10 @@ def checkpoint_turn(turn: Turn, messages: list[dict]) -> None:
 
 
 def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usage: dict,
-                context_tokens: int, resend_tokens: int, token_ratio: float | None = None) -> Turn:
-    """Store the whole turn with its precomputed compact form and sizes, in one short transaction."""
+                context_tokens: int, resend_tokens: int, token_ratio: float | None = None,
+                manifest: dict | None = None) -> Turn:
+    """Store the whole turn with its precomputed compact form, sizes and request manifest, in one
+    short transaction."""
     conversation = turn.conversation
     if token_ratio is not None:  # measured on the turn's first call, written only now
         conversation.token_ratio = token_ratio
@@ -101,6 +103,7 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
     turn.completion_tokens = usage.get("completion_tokens")
     turn.context_tokens = context_tokens
     turn.resend_tokens = resend_tokens
+    turn.manifest = manifest
     # An SQL increment, so a stale in-memory value never overwrites another worker's total.
     conversation.history_tokens = Conversation.history_tokens + turn.full_tokens
     conversation.updated_at = utcnow()
