@@ -39,26 +39,27 @@ class Indexed:
     scoped: Callable  # select -> the same select joined and filtered to the session's scope
 
 
-def word_match(indexed: Indexed, word: str):
+def word_match(indexed: Indexed, word: str, name: str):
     """Condition: the row holds this word (stemmed, as the index stores it)."""
     if db.engine.dialect.name == "postgresql":
         return func.to_tsvector(literal_column("'english'"), indexed.text).op("@@")(
             func.plainto_tsquery(literal_column("'english'"), word))
     return indexed.id.in_(select(literal_column("rowid")).select_from(table(indexed.fts_name))
-                          .where(text(f"{indexed.fts_name} MATCH :w_{word}")
-                                 .bindparams(**{f"w_{word}": f'"{word}"'})))
+                          .where(text(f"{indexed.fts_name} MATCH :{name}")
+                                 .bindparams(**{name: f'"{word}"'})))
 
 
-def any_match(indexed: Indexed, words: list[str]):
-    """(join target or None, condition, order): rows holding any of the words, best first by
-    the database's own rank (only used to choose the candidates when there are too many)."""
+def any_match(indexed: Indexed, words: list[str], name: str = "match"):
+    """(join target or None, condition, order): rows holding any of the words (stemmed, as the
+    index stores them), best first by the database's own rank (only used to choose the
+    candidates when there are too many). `name` keeps bound values apart in one statement."""
     if db.engine.dialect.name == "postgresql":
         vector = func.to_tsvector(literal_column("'english'"), indexed.text)
         query = func.to_tsquery(literal_column("'english'"), " | ".join(words))
         return None, vector.op("@@")(query), func.ts_rank(vector, query).desc()
     fts = table(indexed.fts_name, column("rowid"))
-    match = text(f"{indexed.fts_name} MATCH :match").bindparams(
-        match=" OR ".join(f'"{w}"' for w in words))
+    match = text(f"{indexed.fts_name} MATCH :{name}").bindparams(
+        **{name: " OR ".join(f'"{w}"' for w in words)})
     return (fts, fts.c.rowid == indexed.id), match, text(f"bm25({indexed.fts_name})")
 
 
@@ -67,19 +68,27 @@ def on_dates(indexed: Indexed, ranges):
 
 
 def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
-    """The scope's row count, how many of its rows hold each word and fall on the dates: one
-    statement."""
-    def count(*conditions):
-        return indexed.scoped(select(func.count()).select_from(indexed.id.table)
-                              .where(*conditions)).scalar_subquery()
-    counts = [count()] + [count(word_match(indexed, w)) for w in words]
+    """The scope's row count, then how many of its rows hold each word and fall on the dates (one
+    statement, driven by the index; in a large scope a count stops past half of it)."""
+    total = db.session.scalar(indexed.scoped(select(func.count()).select_from(indexed.id.table)))
+    total = total or 0
+    cap = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
+
+    def count(join, *conditions):
+        rows = select(indexed.id).select_from(indexed.id.table)
+        if join is not None:
+            rows = rows.join(*join)
+        rows = indexed.scoped(rows.where(*conditions))
+        rows = rows.limit(cap) if cap else rows
+        return select(func.count()).select_from(rows.subquery()).scalar_subquery()
+    counts = [count(None, word_match(indexed, word, f"w{i}")) for i, word in enumerate(words)]
     if ranges:
-        counts.append(count(on_dates(indexed, ranges)))
-    total, *rest = db.session.execute(select(*counts)).one()
-    holding = dict(zip(words, rest))
-    stats = ScopeStatistics(total or 0, holding, rest[-1] if ranges else 0, list(ranges))
-    if stats.rows >= COMMON_WORD_MIN_ROWS:  # over half the rows: IDF below ln 2, costly to score
-        stats.holding = {w: n for w, n in holding.items() if n <= stats.rows // 2}
+        counts.append(count(None, on_dates(indexed, ranges)))
+    found = list(db.session.execute(select(*counts)).one()) if counts else []
+    holding = dict(zip(words, found))
+    stats = ScopeStatistics(total, holding, found[-1] if ranges else 0, list(ranges))
+    if cap:  # over half the rows: IDF below ln 2, and costly to score
+        stats.holding = {w: n for w, n in holding.items() if n < cap}
     return stats
 
 
