@@ -63,12 +63,12 @@ DEFAULTS = {
     # Long-term memory (webapp/memory/longterm/, docs/memory.md)
     "NIMBUS_MEMORY_BLOCK_LIMIT": 10,  # memories in every prompt: the newest N in scope
     "NIMBUS_MEMORY_TOOLS": True,  # save_memory, search_memories, search_history for the model
-    "NIMBUS_MEMORY_SEARCH": False,  # hybrid recall (keywords + embeddings) instead of recency
+    "NIMBUS_MEMORY_SEARCH": True,  # hybrid recall (keywords + embeddings); off: keywords only
     "NIMBUS_MEMORY_EMBEDDINGS": "minilm",  # minilm (embedded) or openai (OPENAI_BASE_URL)
     "NIMBUS_EMBEDDING_MODEL": "text-embedding-3-small",  # with NIMBUS_MEMORY_EMBEDDINGS=openai
-    "NIMBUS_MEMORY_CANDIDATE_POOL": 200,  # rows scored per search: best keyword hits + newest
+    "NIMBUS_MEMORY_CANDIDATE_POOL": 600,  # rows scored per search: best keyword hits + newest
     "NIMBUS_MEMORY_MIN_SIMILARITY": 0.2,  # below it a row needs a keyword hit to be returned
-    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.5,  # hybrid: share of keyword relevance against similarity
+    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.1,  # hybrid: keyword share of the score (bench/recall.py --tune)
     "NIMBUS_MEMORY_MODEL": None,  # the distiller's model; None: NIMBUS_MODEL
     "NIMBUS_MEMORY_PROMPT": None,  # a text file replacing the distiller's instructions
     "NIMBUS_MEMORY_DISTIL_ON_COMPRESS": True,  # distil once turns leave the history window
