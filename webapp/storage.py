@@ -45,6 +45,15 @@ def pending_turn(conversation: Conversation) -> Turn | None:
         .order_by(Turn.seq.desc()).limit(1))
 
 
+def start_conversation(user: User, question: str) -> Turn:
+    """A new conversation with its first question, committed together: a refused send leaves no
+    empty conversation behind."""
+    conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id, title="New conversation")
+    db.session.add(conversation)
+    db.session.flush()  # an id for the turn; start_turn's commit is the only one
+    return start_turn(conversation, question)
+
+
 def start_turn(conversation: Conversation, question: str) -> Turn:
     """Store the question at once as a pending turn; a retry of the same pending question reuses it."""
     pending = pending_turn(conversation)
