@@ -1,13 +1,15 @@
-"""Long conversations on the chat page: the newest page, older pages on scrolling up, deep links."""
+"""Long conversations on the chat page: newest page first, older ones on scrolling up, deep links,
+search hits that lead to their turn, a second tab, the not-found page."""
 import re
 
 import pytest
 
+from webapp.chat.rendering import snippet
 from webapp.extensions import db
 from webapp.models import Conversation
 from webapp.storage import create_conversation, start_turn
 
-from .conftest import guest_user, sse_events
+from .conftest import ask, guest_user, sse_events
 from .fakes.history import fill_conversation
 from .test_chat import start
 
@@ -117,3 +119,14 @@ def test_a_finished_answer_is_announced(guest):
     conversation_id, _ = start(guest, "Hello")
     done = sse_events(guest.get(f"/c/{conversation_id}/turns/0/stream").text)[-1][1]
     assert 'hx-swap-oob="innerHTML:#announcer">Nimbus answered: Hi!' in done
+
+
+def test_search_results_show_a_snippet_with_the_match_marked_and_link_to_the_turn(guest):
+    _, conversation, _ = ask(guest_user(guest), "Where is my order #1041?")
+    results = guest.get("/search?q=rain+jacket", headers={"HX-Request": "true"}).text
+    assert "<mark>Rain</mark> <mark>jacket</mark>" in results
+    assert f'href="/c/{conversation.id}?at=0#turn-0-question"' in results
+
+
+def test_a_snippet_escapes_what_it_shows():
+    assert str(snippet(["<b>refund</b> please"], "refund")) == "&lt;b&gt;<mark>refund</mark>&lt;/b&gt; please"

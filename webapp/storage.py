@@ -55,6 +55,12 @@ def get_turn(conversation: Conversation, seq: int) -> Turn | None:
                                                 Turn.seq == seq))
 
 
+def newest_turn(conversation: Conversation) -> Turn | None:
+    """The last turn, through the (conversation, seq) index: only it can be pending."""
+    return db.session.scalar(select(Turn).where(Turn.conversation_id == conversation.id)
+                             .order_by(Turn.seq.desc()).limit(1))
+
+
 def pending_turn(conversation: Conversation) -> Turn | None:
     """The turn whose reply is still being written, if any."""
     return db.session.scalar(select(Turn).where(

@@ -109,7 +109,13 @@
     if (target && target.id === "messages" && event.detail.requestConfig &&
         event.detail.requestConfig.verb === "post") { following = true; keepNewestInView(true); }
   });
-  document.addEventListener("htmx:afterSettle", function () { keepNewestInView(false); syncSend(); localTimes(); });
+  document.addEventListener("htmx:afterSettle", function () {
+    keepNewestInView(false);
+    syncSend();
+    localTimes();
+    // The focused button went away (Stop, once the reply is saved): carry on in the message box.
+    if (document.activeElement === document.body && messageBox()) messageBox().focus({ preventScroll: true });
+  });
   document.addEventListener("htmx:sseMessage", function () { keepNewestInView(false); });
 
   // A reconnect (network blip) replays the reply from its start: clear what the first try showed.

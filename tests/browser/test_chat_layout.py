@@ -209,3 +209,47 @@ def test_stop_mid_reply_with_the_paced_offline_model_saves_a_partial_answer(page
     saved = page.locator("#turn-0-answer .markdown").inner_text()
     assert saved.startswith("Here's how") and "sign in with it" not in saved
     expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+
+
+def luminance(rgb) -> float:
+    def channel(c):
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(foreground, background) -> float:
+    high, low = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+COLOURS = """e => {
+  const rgb = c => c.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number);
+  let node = e, bg = 'rgba(0, 0, 0, 0)';
+  while (node && (bg === 'rgba(0, 0, 0, 0)' || bg === 'transparent')) {
+    bg = getComputedStyle(node).backgroundColor; node = node.parentElement;
+  }
+  return [rgb(getComputedStyle(e).color), rgb(bg === 'rgba(0, 0, 0, 0)' ? 'rgb(255, 255, 255)' : bg)];
+}"""
+
+
+def test_tool_step_text_has_enough_contrast_and_answers_are_announced(page):
+    seeded(page)
+    expect(page.locator("#announcer")).to_contain_text("Nimbus answered: Done! I've opened ticket")
+    page.locator(".tool-steps summary").first.click()
+    for selector in [".tool-steps summary", ".tool-step span", ".tool-step-detail", ".message-time"]:
+        foreground, background = page.locator(selector).first.evaluate(COLOURS)
+        assert contrast(foreground, background) >= 4.5, selector
+
+
+def test_after_stop_the_message_box_has_the_focus(page, reply_with):  # noqa: F811
+    reply_with(PacedModel(" ".join(["Writing slowly."] * 100), delay=0.05))
+    page.goto("/")
+    page.get_by_label("Message Nimbus").fill("Hello")
+    page.get_by_label("Message Nimbus").press("Enter")
+    expect(page.locator("#turn-0-answer .streamed-text")).to_contain_text("Writing")
+    page.get_by_role("button", name="Stop").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+    expect(page.get_by_label("Message Nimbus")).to_be_focused()

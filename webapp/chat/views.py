@@ -152,8 +152,10 @@ def pane(conversation, at: int | None = None) -> dict:
     else:
         turns, has_newer = storage.turns_page(conversation.id, after=at - 3, limit=page_size())
         has_older = bool(turns) and turns[0].seq > 0
+    newest = turns[-1] if turns and not has_newer else storage.newest_turn(conversation)
+    pending = newest if newest is not None and newest.outcome == "pending" else None
     return {"conversation": conversation, "turns": turns, "has_older": has_older,
-            "has_newer": has_newer, "pending": storage.pending_turn(conversation)}
+            "has_newer": has_newer, "pending": pending}
 
 
 def page_size() -> int:
