@@ -2,7 +2,7 @@
 import secrets
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
@@ -24,6 +24,8 @@ class Tenant(db.Model):
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Set with its first shared memory, never cleared: without it, requests skip memory queries.
+    shared_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class User(db.Model):
@@ -34,6 +36,8 @@ class User(db.Model):
     name: Mapped[str] = mapped_column(String(200))
     is_guest: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Set with their first personal memory, never cleared (see Tenant.shared_memories).
+    personal_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     tenant: Mapped[Tenant] = relationship()
 
@@ -52,6 +56,8 @@ class Conversation(db.Model):
     history_tokens: Mapped[int] = mapped_column(default=0)
     # Provider-reported prompt tokens / our estimate, so budgets track the real tokenizer.
     token_ratio: Mapped[float] = mapped_column(default=1.0)
+    # Set with its first rolling summary: without one, requests skip the summary lookup.
+    has_summary: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
