@@ -8,9 +8,8 @@ from sqlalchemy import ForeignKey, JSON, String, Text, bindparam, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ..extensions import db
-from ..llm import offline_summary  # noqa: F401  the offline model's handler for summaries
 from ..models import Turn, utcnow
-from . import summarizer
+from . import offline_summary, summarizer  # noqa: F401  offline_summary registers itself
 from .context import (RESERVATIONS, SECTION_SOURCES, SUMMARY_STRATEGIES, Policy, Section,
                       looked_up, plan_history, sized)
 from .tail import newest_first, rows_for
