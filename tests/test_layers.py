@@ -1,4 +1,4 @@
-"""Imports flow one way: the provider layer needs nothing above it."""
+"""Imports flow one way: the provider layer needs nothing above it, the CLI not its plug-ins."""
 import ast
 from pathlib import Path
 
@@ -25,3 +25,6 @@ def test_the_provider_layer_imports_nothing_above_it():
                  {"memory", "agent", "chat", "viewer", "shop", "storage", "cli"}}
         assert not above, f"{path.name} imports {sorted(above)}"
 
+
+def test_the_cli_module_does_not_import_the_context_commands():
+    assert not {n for n in imported(WEBAPP / "cli.py") if n.startswith("memory.context_cli")}
