@@ -7,6 +7,7 @@ import pytest
 from webapp import create_app
 from webapp.accounts import find_user, seed_demo
 from webapp.agent.loop import run_turn
+from webapp.chat.heartbeat import stop_heartbeat
 from webapp.database import create_schema
 from webapp.extensions import db
 from webapp.llm.offline import OfflineModel
@@ -38,6 +39,7 @@ def app(tmp_path, migrated_database):
     with app.app_context():
         yield app
         wait_for_replies(app)
+        stop_heartbeat(app)
         db.session.remove()
         db.engine.dispose()
 

@@ -66,7 +66,7 @@ def test_opting_out_stops_save_memory_but_hides_nothing(app, alex):
     ask(alex, "Remember that I prefer email over phone.")
     set_memory_sharing(alex, False)
     answer, _, _ = ask(alex, "Remember that I live in Leeds.")
-    assert "turned memory off" in answer
+    assert "memory is turned off" in answer
     kept = [m.content for m in newest(SessionScope.for_user(alex), 10)]
     assert kept == ["Alex Rivera prefers email over phone."]
     answer, _, _ = ask(alex, "How do I prefer to be contacted?")
@@ -133,3 +133,12 @@ def test_search_history_tool_finds_the_persons_earlier_turns(app, alex, sam):
     ask(alex, "Where did I want parcels?", provider=model)
     result = model.requests[1][-1]["content"]
     assert "back door" in result and "garage" not in result
+
+
+def test_while_opted_out_the_save_step_says_nothing_was_saved_because_memory_is_off(app, alex):
+    from webapp.chat.tool_steps import steps_of
+    set_memory_sharing(alex, False)
+    _, conversation, _ = ask(alex, "Remember that I live in Leeds.")
+    step = steps_of(conversation.turns[0].messages)[0]
+    assert step.label.startswith("Nothing saved: memory is turned off for Alex Rivera")
+    assert "Saved a memory" not in step.label

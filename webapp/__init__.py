@@ -28,6 +28,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .extensions import csrf, htmx
     csrf.init_app(app)  # before identity: a forged request is refused before anything is created
     htmx.init_app(app)
+    from . import security
+    security.init_app(app)  # bounded ids, no NUL, UTF-8; before the blueprints add their routes
 
     from . import jobs
     from .chat import identity, rendering

@@ -22,11 +22,20 @@ DEFAULTS = {
     "NIMBUS_VIEWER_PAGE_TURNS": 50,  # viewer: stored turns shown per page
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
-    "NIMBUS_LOCK_TIMEOUT": 120.0,  # seconds a conversation lock may be held before it is stale
+    # Reply runs under load (README "Running under load")
+    "NIMBUS_LEASE_SECONDS": 10.0,  # a lock or pending turn not renewed this long is taken over
+    "NIMBUS_HEARTBEAT_SECONDS": 2.0,  # each worker renews leases and checkpoints words this often
+    "NIMBUS_STOP_POLL_SECONDS": 0.5,  # how often a worker looks for Stop pressed on another one
+    "NIMBUS_MAX_RUNS": 100,  # replies written at once per worker; beyond it a send gets "busy"
+    "NIMBUS_BUSY_RETRY_AFTER": 3,  # seconds a "busy" answer asks the sender to wait
+    "NIMBUS_DB_POOL_SIZE": 10,  # database connections kept open per worker
+    "NIMBUS_DB_MAX_OVERFLOW": 20,  # extra connections per worker at peaks
+    "NIMBUS_DB_POOL_TIMEOUT": 10.0,  # seconds a statement waits for a free connection
     "REDIS_URL": None,
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
     "SESSION_COOKIE_SAMESITE": "Lax",
+    "MAX_CONTENT_LENGTH": 1_000_000,  # bytes of one request body; more is refused with 413
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
     # Long-term memory (webapp/memory/longterm/, docs/memory.md)
     "NIMBUS_MEMORY_BLOCK_LIMIT": 10,  # memories in every prompt: the newest N in scope
@@ -47,13 +56,15 @@ DEFAULTS = {
     "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE": False,  # may a chat write shop-wide shared memories?
 }
 
-INT_KEYS = {"NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
+INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
             "NIMBUS_IMPORTANCE_POOL", "NIMBUS_SUMMARY_MAX_TOKENS", "NIMBUS_SUMMARY_CHUNK_TURNS",
             "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",
             "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",
-            "NIMBUS_VIEWER_PAGE_TURNS"}
-FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LOCK_TIMEOUT", "NIMBUS_STOP_WAIT",
+            "NIMBUS_VIEWER_PAGE_TURNS", "NIMBUS_MAX_RUNS", "NIMBUS_BUSY_RETRY_AFTER",
+            "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW"}
+FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
+              "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",
               "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY"}
 BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",

@@ -1,4 +1,4 @@
-"""Typed models for accounts, conversations and their turns, stop requests and named locks."""
+"""Typed models for accounts, conversations and their turns, stop requests, named locks and job leases."""
 import secrets
 from datetime import datetime, timezone
 
@@ -92,6 +92,9 @@ class Turn(db.Model):
     completion_tokens: Mapped[int | None]
     trace: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # While pending: renewed every few seconds by the run writing it; when it goes stale the
+    # run died (or never started) and any worker takes the turn over.
+    heartbeat_at: Mapped[datetime | None] = mapped_column(default=utcnow)
 
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
 
@@ -111,4 +114,17 @@ class Lock(db.Model):
     expires_at: Mapped[datetime]
 
 
+class JobRun(db.Model):
+    """A background job that started and has not finished: its lease ends if the worker died,
+    and then the job is queued again (the row is deleted when the job ends)."""
+    __tablename__ = "job_runs"
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)  # job name + arguments
+    name: Mapped[str] = mapped_column(String(100))
+    arguments: Mapped[list] = mapped_column(JSON)
+    owner: Mapped[str] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(default=1)
+    lease_until: Mapped[datetime] = mapped_column(index=True)
+
+
 Index("ix_conversations_user_updated", Conversation.user_id, Conversation.updated_at)
+Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)

@@ -44,6 +44,15 @@ def pending_turn(conversation: Conversation) -> Turn | None:
         .order_by(Turn.seq.desc()).limit(1))
 
 
+def start_conversation(user: User, question: str) -> Turn:
+    """A new conversation with its first question, committed together: a refused send leaves no
+    empty conversation behind."""
+    conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id, title="New conversation")
+    db.session.add(conversation)
+    db.session.flush()  # an id for the turn; start_turn's commit is the only one
+    return start_turn(conversation, question)
+
+
 def start_turn(conversation: Conversation, question: str) -> Turn:
     """Store the question at once as a pending turn; a retry of the same pending question reuses it."""
     pending = pending_turn(conversation)
@@ -66,10 +75,19 @@ def start_turn(conversation: Conversation, question: str) -> Turn:
     return turn
 
 
+def checkpoint_turn(turn: Turn, messages: list[dict]) -> None:
+    """Store a pending turn's progress (well-formed) now, so a crash cannot lose it."""
+    turn.messages = messages
+    turn.heartbeat_at = utcnow()
+    db.session.commit()
+
+
 def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usage: dict,
-                context_tokens: int, resend_tokens: int) -> Turn:
-    """Store the whole turn with its precomputed compact form and sizes."""
+                context_tokens: int, resend_tokens: int, token_ratio: float | None = None) -> Turn:
+    """Store the whole turn with its precomputed compact form and sizes, in one short transaction."""
     conversation = turn.conversation
+    if token_ratio is not None:  # measured on the turn's first call, written only now
+        conversation.token_ratio = token_ratio
     turn.messages = messages
     turn.compact = compact_turn(messages)
     turn.answer = final_answer(messages)

@@ -16,7 +16,8 @@ from ..llm.base import ProviderError
 from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
 from ..llm.tokens import calibrated_ratio, estimate_messages
 from ..memory.context import assemble
-from ..storage import finish_turn
+from ..extensions import db
+from ..storage import checkpoint_turn, finish_turn
 from .tools import ToolContext, run_tool, tools_for
 
 FALLBACK_ERROR = "Sorry, I'm having trouble right now. Please try again in a moment."
@@ -60,19 +61,31 @@ def describe_sections(loaded: dict) -> str:
     return "; " + ", ".join(parts) if parts else ""
 
 
-def run_turn(turn, provider, config=None):
-    """Answer a pending turn, yielding AgentEvents; the turn is saved in every case."""
+def partial_messages(messages: list[dict], streamed: list[str]) -> list[dict]:
+    """The turn as it stands, well-formed: every tool call closed, the words so far kept."""
+    closed = close_open_tool_calls(messages, "interrupted before the tool ran")
+    partial = "".join(streamed).strip()
+    return closed + [assistant_message(f"{partial} …" if partial else FALLBACK_INTERRUPTED)]
+
+
+def release_connection() -> None:
+    """End the transaction so no connection (or lock) is held while a provider or tool works."""
+    db.session.commit()
+
+
+def run_turn(turn, provider, config=None, progress: dict | None = None):
+    """Answer a pending turn, yielding AgentEvents; the turn is saved in every case.
+
+    `progress` (if given) always points at the live messages and the words of the current
+    step, so a run's supervisor can checkpoint them while the provider is still speaking.
+    """
     config = config or current_app.config
-    conversation = turn.conversation
-    plan = assemble(conversation, config, before_seq=turn.seq)
-    tools = tools_for(config)
-    specs = [t.spec() for t in tools]
-    context = ToolContext(conversation.tenant, conversation.user, conversation, turn.seq, config)
+    conversation, turn_id = turn.conversation, turn.id
     messages, trace, usage = list(turn.messages), [], {}
-    outcome, answer, streamed = None, None, []
-    question_tokens = estimate_messages(messages)
-    context_tokens = plan.total_tokens + question_tokens
-    history = plan.section("history")
+    outcome, answer, streamed, plan, ratio = None, None, [], None, None
+    context_tokens = estimate_messages(messages)
+    progress = {} if progress is None else progress
+    progress.update(messages=messages, streamed=streamed)
 
     def event(kind, step, data, line=""):
         trace.append({"kind": kind, "step": step, "line": line,
@@ -80,7 +93,14 @@ def run_turn(turn, provider, config=None):
         return AgentEvent(kind, step, data, line)
 
     try:
+        plan = assemble(conversation, config, before_seq=turn.seq)
+        tools = tools_for(config)
+        specs = [t.spec() for t in tools]
+        context = ToolContext(conversation.tenant, conversation.user, conversation, turn.seq, config)
+        context_tokens = plan.total_tokens + estimate_messages(messages)
+        history = plan.section("history")
         loaded = loaded_sections(plan)
+        release_connection()
         yield event("memory", 0, {"messages": len(history.messages), "tokens": history.tokens,
                                   "context_tokens": context_tokens, **loaded},
                     f"memory: {len(history.messages)} earlier messages loaded "
@@ -88,6 +108,8 @@ def run_turn(turn, provider, config=None):
         calls_seen: dict[str, int] = {}
         for step in range(1, config["NIMBUS_MAX_STEPS"] + 1):
             started, reply, streamed = time.monotonic(), None, []
+            progress["streamed"] = streamed
+            release_connection()
             try:
                 for chunk in provider.stream(plan.messages + messages, specs):
                     if isinstance(chunk, str):
@@ -105,10 +127,9 @@ def run_turn(turn, provider, config=None):
             ms = round((time.monotonic() - started) * 1000)
             for key, value in (reply.usage or {}).items():
                 usage[key] = usage.get(key, 0) + (value or 0)
-            if step == 1 and reply.usage:
-                conversation.token_ratio = calibrated_ratio(
-                    conversation.token_ratio, reply.usage.get("prompt_tokens"),
-                    estimate_messages(plan.messages + messages))
+            if step == 1 and reply.usage:  # saved with the turn: no write waits on a provider
+                ratio = calibrated_ratio(conversation.token_ratio, reply.usage.get("prompt_tokens"),
+                                         estimate_messages(plan.messages + messages))
             if not reply.tool_calls:
                 if reply.text.strip():
                     messages.append(reply.as_message())
@@ -119,6 +140,7 @@ def run_turn(turn, provider, config=None):
                     outcome, answer = "answered", FALLBACK_EMPTY
                 break
             messages.append(reply.as_message())
+            streamed.clear()  # the words before a tool call are in the message now
             for call in reply.tool_calls:
                 yield event("tool_call", step, {"tool": call.name, "arguments": call.arguments,
                                                 "ms": ms},
@@ -132,6 +154,9 @@ def run_turn(turn, provider, config=None):
                     result = run_tool(call.name, context, call.arguments)
                 tool_ms = round((time.monotonic() - tool_started) * 1000)
                 messages.append(tool_message(call.id, call.name, result))
+                # The result is stored in the same commit as what the tool wrote, so a run taken
+                # over after a crash never runs a tool twice.
+                checkpoint_turn(turn, partial_messages(messages, []))
                 yield event("tool_result", step, {"tool": call.name, "result": result,
                                                   "ms": tool_ms},
                             f"tool  ← {short_json(result)} ({tool_ms} ms)")
@@ -142,19 +167,28 @@ def run_turn(turn, provider, config=None):
         if outcome != "answered" or answer in (FALLBACK_EMPTY,):
             messages.append(assistant_message(answer))
             yield AgentEvent("answer", 0, {"text": answer, "fallback": True})
+    except Exception as error:  # anything else, context assembly included: a polite fallback
+        log.exception("turn %s failed", turn_id)
+        db.session.rollback()
+        trace.append({"kind": "error", "step": 0, "line": f"failed: {type(error).__name__}",
+                      "error": type(error).__name__})
+        outcome, answer = "api_error", FALLBACK_ERROR
+        partial = "".join(streamed).strip()
+        messages = close_open_tool_calls(messages, "not run: the turn failed") + [
+            assistant_message(f"{partial} …\n\n{answer}" if partial else answer)]
+        yield AgentEvent("answer", 0, {"text": answer, "fallback": True})
     finally:
-        if outcome is None:  # the consumer stopped early, or something broke mid-turn
+        if outcome is None:  # the consumer stopped early
             outcome = "interrupted"
-            messages = close_open_tool_calls(messages, "interrupted before the tool ran")
-            partial = "".join(streamed).strip()
-            messages.append(assistant_message(
-                f"{partial} …" if partial else FALLBACK_INTERRUPTED))
+            messages = partial_messages(messages, streamed)
         # Resending everything: the same request with every stored turn in place of the history
         # and of the summary that stands in for older turns.
-        replaced = sum(s.tokens for s in plan.sections if s.name in ("history", "summary"))
-        resend_tokens = context_tokens - replaced + round(conversation.history_tokens * plan.ratio)
-        finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens)
-        for hook in AFTER_TURN:
+        replaced = sum(s.tokens for s in plan.sections if s.name in ("history", "summary")) \
+            if plan else 0
+        resend_tokens = context_tokens - replaced + round(
+            conversation.history_tokens * (plan.ratio if plan else 1.0))
+        finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens, ratio)
+        for hook in AFTER_TURN if plan is not None else ():
             try:
                 hook(turn, plan)
             except Exception:  # background work must never break a chat

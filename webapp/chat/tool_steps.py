@@ -13,6 +13,8 @@ LABELS = {
     "search_memories": ("Searching memories", "Searched memories"),
     "search_history": ("Searching earlier conversations", "Searched earlier conversations"),
 }
+# What a failed step says instead of its "done" label, where that label would claim success.
+FAILED = {"save_memory": "Nothing saved"}
 
 
 @dataclass
@@ -40,7 +42,7 @@ class ToolStep:
         except (KeyError, IndexError, ValueError):
             text = ("Running " if self.running else "Ran ") + fields["tool"]
         if self.failed:
-            return f"{text}: {self.result['error']}"
+            return f"{FAILED.get(self.name, text)}: {self.result['error']}"
         return text + ("…" if self.running else "")
 
     @property

@@ -9,8 +9,9 @@ from flask_wtf.csrf import CSRFError
 from .. import storage
 from . import turn_runs
 from ..extensions import db, htmx
-from ..llm import provider_for
+from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
+from .heartbeat import close_if_abandoned
 from .reply_stream import reply_events
 from .tool_steps import steps_of
 
@@ -37,7 +38,7 @@ def get_turn_or_404(conversation, seq: int):
 
 @bp.app_context_processor
 def chat_context():
-    return {"offline_model": lambda: getattr(provider_for(current_app), "offline", False),
+    return {"offline_model": lambda: is_offline(current_app),
             "tool_steps": steps_of, "suggestions": SUGGESTIONS}
 
 
@@ -62,8 +63,9 @@ def start_conversation():
     question = read_question()
     if not question:
         return "", 204
-    conversation = storage.create_conversation(g.user)
-    storage.start_turn(conversation, question)
+    if turn_runs.is_busy(current_app):
+        return busy()
+    conversation = storage.start_conversation(g.user, question).conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
         push_url=url_for(".show_conversation", conversation_id=conversation.id))
@@ -76,6 +78,8 @@ def send_message(conversation_id):
     question = read_question()
     if not question:
         return "", 204
+    if turn_runs.is_busy(current_app):
+        return busy()
     turn = store_question(conversation, question)
     if turn is None:
         return refusal("Nimbus is still answering your last message: wait for it, or press Stop.", 409)
@@ -164,7 +168,8 @@ def read_question() -> str:
 
 def store_question(conversation, question: str):
     """Store the question as a pending turn; None while an earlier reply is still being written."""
-    if storage.pending_turn(conversation) is not None:
+    pending = storage.pending_turn(conversation)
+    if pending is not None and not close_if_abandoned(pending):  # its worker may have died
         return None
     try:
         with conversation_lock(conversation.id, wait=5):
@@ -175,7 +180,17 @@ def store_question(conversation, question: str):
         return None
 
 
+def busy() -> Response:
+    """Admission control: this worker writes as many replies as it may. Nothing is stored, so
+    the history never holds a question nobody answered, and the message stays in the box."""
+    seconds = current_app.config["NIMBUS_BUSY_RETRY_AFTER"]
+    response = refusal(f"Nimbus is busy with many conversations right now. Please send again "
+                       f"in {seconds} seconds; your message is still here.", 503)
+    response.headers["Retry-After"] = str(seconds)
+    return response
+
+
 def refusal(message: str, status: int) -> Response:
-    """An inline error under the message box (base.html lets htmx swap 400, 409 and 422)."""
+    """An inline error under the message box (base.html lets htmx swap 400, 409, 422, 503)."""
     return htmx_response(render_template("chat/_error.html", error=message), status,
                          retarget="#composer-error", reswap="innerHTML")

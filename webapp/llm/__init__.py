@@ -2,9 +2,17 @@
 from .base import ChatProvider, ProviderError, Reply, ToolCall  # noqa: F401
 
 
+def uses_openai(config) -> bool:
+    return bool(config.get("OPENAI_API_KEY") or config.get("OPENAI_BASE_URL"))
+
+
 def get_provider(config) -> "ChatProvider":
-    """The OpenAI-compatible provider when a key or base URL is configured, else the offline model."""
-    if config.get("OPENAI_API_KEY") or config.get("OPENAI_BASE_URL"):
+    """The OpenAI-compatible provider when a key or base URL is configured, else the offline model.
+
+    Cheap to call per request: the OpenAI client (its connection pool, its CA certificates)
+    is built once per process and shared.
+    """
+    if uses_openai(config):
         from .openai_provider import OpenAIProvider
         return OpenAIProvider(
             api_key=config.get("OPENAI_API_KEY") or "not-needed",
@@ -20,3 +28,11 @@ def provider_for(app) -> "ChatProvider":
     """The app's provider; tests swap the factory in app.extensions["provider_factory"]."""
     factory = app.extensions.get("provider_factory", get_provider)
     return factory(app.config)
+
+
+def is_offline(app) -> bool:
+    """Whether the offline demo model answers, decided without building a provider."""
+    factory = app.extensions.get("provider_factory")
+    if factory is not None:
+        return getattr(factory(app.config), "offline", False)
+    return not uses_openai(app.config)

@@ -1,5 +1,7 @@
 """Any OpenAI-compatible Chat Completions endpoint (OpenAI, Gemini, Ollama, vLLM, llama.cpp)."""
 import json
+import os
+import threading
 from typing import Iterator
 
 import openai
@@ -43,14 +45,29 @@ def parse_arguments(raw: str) -> dict:
     return value if isinstance(value, dict) else {"_invalid_json": raw}
 
 
+_CLIENTS: dict[tuple, openai.OpenAI] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def shared_client(api_key: str, base_url: str | None, timeout: float) -> openai.OpenAI:
+    """One client per process and endpoint: building one loads the CA bundle (~15 ms of CPU),
+    and a shared one reuses its pooled connections."""
+    key = (os.getpid(), api_key, base_url, timeout)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = openai.OpenAI(api_key=api_key, base_url=base_url,
+                                                   timeout=timeout, max_retries=1)
+    return client
+
+
 class OpenAIProvider:
     offline = False
 
     def __init__(self, api_key: str, base_url: str | None, model: str, timeout: float):
         self.name = f"openai-compatible ({base_url or 'api.openai.com'})"
         self.model = model
-        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout,
-                                    max_retries=1)
+        self.client = shared_client(api_key, base_url, timeout)
 
     def stream(self, messages: list[dict], tools: list[dict]) -> Iterator[str | Reply]:
         request = {"model": self.model, "messages": to_openai_messages(messages), "stream": True,

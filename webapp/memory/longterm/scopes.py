@@ -90,5 +90,14 @@ def scope_label(memory: Memory) -> str:
     return memory.memorable_type
 
 
+def applies_to(memory: Memory) -> str:
+    """Who a memory is applied for, in the panel's words: 'only you' or everyone it covers."""
+    if not memory.shared:
+        return "Only you"
+    if memory.memorable_type is None:
+        return "Every customer of the shop"
+    return f"Everyone helping with {'your account' if memory.memorable_type == ACCOUNT else scope_label(memory)}"
+
+
 def describe(memory: Memory) -> str:
     return f"{scope_label(memory)} · {'shared' if memory.shared else 'personal'}"

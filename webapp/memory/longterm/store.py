@@ -22,6 +22,8 @@ def clean_content(content) -> str:
     text = " ".join(str(content or "").split())
     if not text:
         raise InvalidMemory("a memory needs some text")
+    if "\x00" in text:
+        raise InvalidMemory("a memory cannot contain a NUL character (\\0)")
     if len(text) > MAX_MEMORY_CHARS:
         raise InvalidMemory(f"a memory is at most {MAX_MEMORY_CHARS} characters")
     return text
@@ -45,6 +47,15 @@ def remember(scope: SessionScope, content, config, *, source: str, word: str = T
     db.session.add(memory)
     db.session.commit()
     return memory, True
+
+
+def remember_for_everyone(tenant_id: int, content, config, *, source: str = "hand") -> tuple[Memory, bool]:
+    """Store a memory shared by every customer of the tenant: for staff tools and the CLI only.
+
+    Nothing a customer posts reaches this: browser writes go through `remember(..., personal=True)`.
+    """
+    return remember(SessionScope(tenant_id, None), content, config, source=source,
+                    word=TENANT_WORD, personal=False)
 
 
 def same(column, value):

@@ -29,8 +29,9 @@ def tools_on(config) -> bool:
 def save_memory(context, args):
     user, config = context.user, context.config
     if not shares_memories(user, config):
-        return {"saved": False, "error": f"{user.name} has turned memory off, so nothing was "
-                "saved. It can be turned back on in the memory panel."}
+        return {"saved": False, "memory_off": True,
+                "error": f"memory is turned off for {user.name}; it can be turned back on in "
+                "the memory panel"}
     word = str(args.get("scope") or TENANT_WORD)
     personal = args.get("personal") is not False
     if word == TENANT_WORD and not personal and not config["NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"]:

@@ -12,7 +12,8 @@ from sqlalchemy import select
 from ...extensions import db, htmx
 from ...models import Conversation
 from .history import search_turns
-from .scopes import ACCOUNT, ORDER, SCOPE_WORDS, InvalidScope, SessionScope, scope_label
+from .scopes import (ACCOUNT, ORDER, SCOPE_WORDS, TENANT_WORD, InvalidScope, SessionScope,
+                     applies_to, scope_label)
 from .sharing import set_memory_sharing, shares_memories, sharing_choice
 from .store import InvalidMemory, delete_memory, editable, newest, remember, update_content, visible
 
@@ -29,16 +30,26 @@ def get_editable_memory_or_404(scope: SessionScope, memory_id: int):
     return memory
 
 
+def heading(memory) -> str:
+    """The panel's heading for a memory: what it is about, and for the shop's, that it is shared."""
+    label = scope_label(memory)
+    if label == TENANT_WORD:
+        return "From the shop, for every customer" if memory.shared else "About you"
+    return "Your account" if label == ACCOUNT else label[:1].upper() + label[1:]
+
+
 def groups(scope: SessionScope) -> list[tuple[str, list]]:
-    """(heading, memories) by scope: the whole shop, the account, then each order."""
+    """(heading, memories): about you, your account, each order, then the shop's own."""
     memories = newest(scope, PANEL_LIMIT)
     rank = {None: 0, ACCOUNT: 1, ORDER: 2}
+
+    def order(m):
+        shop_wide = m.memorable_type is None and m.shared
+        return (shop_wide, rank[m.memorable_type], m.memorable_id or 0)
+
     grouped: dict[str, list] = {}
-    for memory in sorted(memories, key=lambda m: (rank[m.memorable_type], m.memorable_id or 0)):
-        label = scope_label(memory)
-        heading = {"workspace": "Everywhere in the shop", "account": "Your account"}.get(
-            label, label[:1].upper() + label[1:])
-        grouped.setdefault(heading, []).append(memory)
+    for memory in sorted(memories, key=order):
+        grouped.setdefault(heading(memory), []).append(memory)
     return list(grouped.items())
 
 
@@ -55,7 +66,8 @@ def render_panel(error: str | None = None, status: int = 200):
     scope = SessionScope.for_user(g.user)
     memories = groups(scope)
     context = {"groups": memories, "own": own_conversations(scope, memories),
-               "can_edit": lambda m: editable(scope, m), "words": scope.words(),
+               "can_edit": lambda m: editable(scope, m), "applies_to": applies_to,
+               "words": scope.words(),
                "orders": sorted(scope.orders), "choice": sharing_choice(g.user),
                "sharing": shares_memories(g.user, current_app.config),
                "default_on": current_app.config["NIMBUS_MEMORY_SHARING_DEFAULT"],
@@ -77,13 +89,16 @@ def show_panel():
 
 @bp.post("/memories")
 def add_memory():
-    """Add a memory by hand, in the scope the visitor chose."""
-    word = request.form.get("scope", "workspace")
+    """Add a memory by hand; it applies only to the visitor, whatever the form says."""
+    if request.form.get("shared", "0") != "0":
+        return render_panel("Only the shop's staff can add memories for every customer; "
+                            "notes you add apply only to you.", 403)
+    word = request.form.get("scope", TENANT_WORD)
     if word not in SCOPE_WORDS:
         return render_panel(f"Unknown scope {word!r}.", 422)
     try:
         remember(SessionScope.for_user(g.user), request.form.get("content"), current_app.config,
-                 source="hand", word=word, personal=request.form.get("shared") != "1",
+                 source="hand", word=word, personal=True,
                  order_number=request.form.get("order") or None)
     except (InvalidScope, InvalidMemory) as error:
         return render_panel(f"Not added: {error}.", 422)
