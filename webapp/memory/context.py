@@ -26,7 +26,7 @@ POLICY_SETTINGS = {"budget": "NIMBUS_HISTORY_BUDGET", "recent_turns": "NIMBUS_RE
 @dataclass
 class Policy:
     strategy: str = "compact"
-    budget: int = 1200  # tokens for the history (and the summary, where the strategy sends one)
+    budget: int = 3000  # tokens for the history (and the summary, where the strategy sends one)
     recent_turns: int = 2
     max_age_days: float = 7.0
     candidate_pool: int = 50  # importance: how many of the newest turns are scored
