@@ -34,11 +34,12 @@ def give_them_everything(app, user):
     remember(scope, "Order 1041 is a gift", app.config, source="hand", word="order",
              order_number=1041, personal=False)
     set_memory_sharing(user, True)
+    # The turn has its vector already when search is on (embedded after the answer); else add one.
+    db.session.merge(TurnVector(turn_id=turn.id, embedding=b"\0" * 4, embedding_model="test"))
     db.session.add_all([
         ConversationSummary(conversation_id=conversation.id, style="concise", text=MARKER,
                             through_seq=0),
         DistillCheckpoint(conversation_id=conversation.id, distilled_through_seq=0),
-        TurnVector(turn_id=turn.id, embedding=b"\0" * 4, embedding_model="test"),
         ShareLink(conversation_id=conversation.id, expires_at=utcnow()),
         Ticket(tenant_id=user.tenant_id, customer_id=user.id, category="other", summary=MARKER)])
     db.session.commit()

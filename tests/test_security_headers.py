@@ -46,7 +46,8 @@ def test_behind_https_the_cookie_is_secure_and_hsts_is_sent(app, tmp_path):
     with secure.app_context():
         response = secure.test_client().get("/", base_url="https://localhost")
         db.engine.dispose()
-    assert "Secure" in response.headers["Set-Cookie"]
+    cookies = response.headers.getlist("Set-Cookie")
+    assert cookies and all("Secure" in cookie for cookie in cookies)  # session and remember cookie
     assert response.headers["Strict-Transport-Security"].startswith("max-age=")
 
 

@@ -170,7 +170,7 @@ def ask(question, conversation_id, trace, email):
 def show(conversation_id, as_context, strategy, budget, recent, max_age_days, email):
     """Print a stored conversation, or with --context what the next request will send."""
     from .memory.context import Policy, assemble
-    from .memory.context_cli import fate_lines
+    from .memory.fates import fate_lines
     conversation = owned(conversation_id, resolve_user(email))
     if not as_context:
         click.echo(f"Conversation {conversation.id}: {conversation.title} "

@@ -9,7 +9,7 @@ DEFAULTS = {
     "OPENAI_BASE_URL": None,
     "NIMBUS_MODEL": "gpt-4o-mini",
     "NIMBUS_PROVIDER_TIMEOUT": 60.0,  # seconds before a provider call counts as down
-    "NIMBUS_HISTORY_BUDGET": 1200,  # tokens of history (and rolling summary) per request
+    "NIMBUS_HISTORY_BUDGET": 3000,  # tokens of history (and rolling summary) per request
     "NIMBUS_RECENT_TURNS": 2,  # newest turns sent in full, with tool calls and results
     "NIMBUS_MAX_AGE_DAYS": 7.0,  # strategy "time": turns older than this are not sent
     "NIMBUS_IMPORTANCE_POOL": 50,  # strategy "importance": newest turns scored per request

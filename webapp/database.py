@@ -38,6 +38,7 @@ def import_models() -> None:
     from .shop import models as shop_models  # noqa: F401
     from .memory.longterm import models as memory_models  # noqa: F401
     from .memory import summaries  # noqa: F401
+    from .memory import hints  # noqa: F401  (its listeners keep the request hints true)
 
 
 @event.listens_for(Engine, "connect")

@@ -3,7 +3,7 @@ import secrets
 from datetime import datetime, timezone
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
@@ -27,6 +27,8 @@ class Tenant(db.Model):
     # Shop-wide defaults an admin sets (webapp/staff/settings.py): strategy, budget, persona…
     settings: Mapped[dict] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Set with its first shared memory, never cleared: without it, requests skip memory queries.
+    shared_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 ROLES = ("customer", "staff", "admin")
@@ -51,6 +53,8 @@ class User(UserMixin, db.Model):
     session_token: Mapped[str] = mapped_column(String(32), default=new_session_token)
     last_login_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Set with their first personal memory, never cleared (see Tenant.shared_memories).
+    personal_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     tenant: Mapped[Tenant] = relationship()
 
@@ -81,6 +85,8 @@ class Conversation(db.Model):
     history_tokens: Mapped[int] = mapped_column(default=0)
     # Provider-reported prompt tokens / our estimate, so budgets track the real tokenizer.
     token_ratio: Mapped[float] = mapped_column(default=1.0)
+    # Set with its first rolling summary: without one, requests skip the summary lookup.
+    has_summary: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     # Set by Delete; the row really goes once the undo window has passed (storage.purge_deleted).

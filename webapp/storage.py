@@ -1,8 +1,7 @@
-"""Conversations and turns: create, find for an owner, append and read newest-first, purge."""
+"""Conversations and turns: create, find for an owner, append, list and purge."""
 from datetime import timedelta
-from typing import Iterator
 
-from sqlalchemy import case, delete, func, null, select
+from sqlalchemy import delete, func, select
 
 from .extensions import db
 from .llm.messages import compact_turn, final_answer, user_message
@@ -131,49 +130,6 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
     conversation.updated_at = utcnow()
     db.session.commit()
     return turn
-
-
-class TurnRecord:
-    """What context assembly needs of a stored turn; the full messages load only when asked for."""
-    __slots__ = ("id", "seq", "question", "compact", "full_tokens", "compact_tokens",
-                 "created_at", "tool_calls", "_messages")
-
-    def __init__(self, row):
-        (self.id, self.seq, self.question, self.compact, self.full_tokens, self.compact_tokens,
-         self.created_at, self.tool_calls, self._messages) = row
-
-    @property
-    def messages(self) -> list[dict]:
-        if self._messages is None:
-            self._messages = db.session.scalar(select(Turn.messages).where(Turn.id == self.id))
-        return self._messages
-
-
-RECORD_COLUMNS = (Turn.id, Turn.seq, Turn.question, Turn.compact, Turn.full_tokens, Turn.compact_tokens,
-                  Turn.created_at, Turn.tool_calls)
-
-
-def iter_turns_newest_first(conversation_id: str, before_seq: int | None = None,
-                            batch: int = 64, full_from: int | None = None) -> Iterator[TurnRecord]:
-    """Finished turns newest first, in batches through the (conversation, seq) index.
-
-    Only the compact form and sizes are read, plus the full messages of turns from `full_from`
-    on (the ones a strategy will send whole); most requests need a few dozen turns, so the
-    first batch usually suffices and the cost stays flat however long the conversation is.
-    """
-    upper = before_seq
-    full = case((Turn.seq >= full_from, Turn.messages)) if full_from is not None else null()
-    while True:
-        query = select(*RECORD_COLUMNS, full).where(Turn.conversation_id == conversation_id,
-                                                    Turn.outcome != "pending")
-        if upper is not None:
-            query = query.where(Turn.seq < upper)
-        rows = db.session.execute(query.order_by(Turn.seq.desc()).limit(batch)).all()
-        yield from map(TurnRecord, rows)
-        if len(rows) < batch:
-            return
-        upper = rows[-1].seq
-        batch = min(batch * 2, 512)
 
 
 def turns_page(conversation_id: str, *, before: int | None = None, after: int | None = None,

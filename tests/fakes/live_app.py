@@ -97,9 +97,12 @@ class Guest:
                 **(headers or {})}
         connection.request(method, path, body=body, headers=sent)
         response = connection.getresponse()
-        cookie = response.getheader("Set-Cookie")
-        if cookie:
-            self.cookie = cookie.split(";", 1)[0]
+        # Every cookie (the session and, since sign-in, the remember cookie), as a browser keeps them.
+        jar = dict(c.split("=", 1) for c in self.cookie.split("; ") if "=" in c)
+        for cookie in response.msg.get_all("Set-Cookie") or []:
+            name, _, value = cookie.split(";", 1)[0].partition("=")
+            jar[name] = value
+        self.cookie = "; ".join(f"{name}={value}" for name, value in jar.items())
         return connection, response
 
     def fetch(self, method: str, path: str, **kwargs) -> tuple[int, dict, str]:

@@ -24,7 +24,10 @@ PUBLIC_BLUEPRINTS = {"share"}
 def init_app(app) -> None:
     app.config["PERMANENT_SESSION_LIFETIME"] = timedelta(hours=app.config["NIMBUS_SESSION_HOURS"])
     app.config["REMEMBER_COOKIE_DURATION"] = timedelta(days=app.config["NIMBUS_REMEMBER_DAYS"])
+    # The remember cookie carries the sign-in (and a guest) as the session cookie does: same rules.
     app.config.setdefault("REMEMBER_COOKIE_SAMESITE", "Lax")
+    app.config.setdefault("REMEMBER_COOKIE_HTTPONLY", True)
+    app.config.setdefault("REMEMBER_COOKIE_SECURE", bool(app.config.get("SESSION_COOKIE_SECURE")))
     login_manager.init_app(app)
     app.before_request(load_user)
 

@@ -5,10 +5,12 @@ registered by their modules), then the history the conversation's strategy keeps
 Turns are read newest-first and reading stops early, so cost does not grow with length. The
 summary shares the budget: the history gets what the summary leaves, and never under half of it.
 """
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable, Iterator
 
+from ..extensions import db
 from ..llm.tokens import estimate_messages
 
 FULL, COMPACTED, SUMMARIZED, DROPPED = "FULL", "COMPACTED", "SUMMARIZED", "DROPPED"
@@ -30,7 +32,7 @@ def tenant_settings(conversation) -> dict:
 @dataclass
 class Policy:
     strategy: str = "compact"
-    budget: int = 1200  # tokens for the history (and the summary, where the strategy sends one)
+    budget: int = 3000  # tokens for the history (and the summary, where the strategy sends one)
     recent_turns: int = 2
     max_age_days: float = 7.0
     candidate_pool: int = 50  # importance: how many of the newest turns are scored
@@ -133,16 +135,33 @@ def sized(messages: list[dict], ratio: float) -> int:
 STRATEGIES: dict[str, Callable[..., HistoryPlan]] = {}
 # Strategies that send the rolling summary of the turns they no longer keep.
 SUMMARY_STRATEGIES: set[str] = set()
+# name -> function(policy, rows the budget holds) -> rows the strategy reads at most, about.
+READS: dict[str, Callable[[Policy, int], int]] = {}
+# What one assemble() has looked up already (a summary, or that there is none): asked once.
+LOOKUPS: ContextVar[dict | None] = ContextVar("context_lookups", default=None)
 
 
-def register(name: str, uses_summary: bool = False):
+def register(name: str, uses_summary: bool = False,
+             reads: Callable[[Policy, int], int] | None = None):
     """Make a planning function selectable as a conversation's strategy."""
     def add(plan):
         STRATEGIES[name] = plan
         if uses_summary:
             SUMMARY_STRATEGIES.add(name)
+        if reads is not None:
+            READS[name] = reads
         return plan
     return add
+
+
+def looked_up(key, lookup: Callable):
+    """`lookup()` once per assemble(): its sections and reservations share the answer."""
+    found = LOOKUPS.get()
+    if found is None:
+        return lookup()
+    if key not in found:
+        found[key] = lookup()
+    return found[key]
 
 
 # Functions (conversation, policy, history plan) -> Section | None; sorted by SECTION_ORDER.
@@ -162,27 +181,31 @@ def assemble(conversation, config, policy: Policy | None = None,
              before_seq: int | None = None) -> ContextPlan:
     """Everything the next request sends before the new question, section by section."""
     from ..agent.prompts import system_prompt
-    from ..storage import iter_turns_newest_first
+    from .tail import newest_first, rows_for
 
+    db.session.flush()  # sections read through the connection: let them see pending changes
     policy = policy or Policy.for_conversation(conversation, config)
     ratio = conversation.token_ratio or 1.0
-    policy = replace(policy, reserved=sum(r(conversation, policy, ratio) for r in RESERVATIONS))
-    # The newest turns are usually sent whole: read their messages in the same query.
-    newest = conversation.turn_count if before_seq is None else before_seq
-    turns = iter_turns_newest_first(conversation.id, before_seq,
-                                    full_from=newest - policy.recent_turns)
-    history = plan_history(turns, policy, ratio)
-    system = [{"role": "system", "content": system_prompt(conversation)}]
-    sections = [Section("system", system, sized(system, ratio))]
-    for source in SECTION_SOURCES:
-        section = source(conversation, policy, history)
-        if section is not None and section.messages:
-            sections.append(section)
+    token = LOOKUPS.set({})
+    try:
+        policy = replace(policy, reserved=sum(r(conversation, policy, ratio) for r in RESERVATIONS))
+        rows = rows_for(conversation, policy.history_budget, ratio, policy.recent_turns)
+        rows = READS.get(policy.strategy, lambda p, n: n)(policy, rows)
+        history = plan_history(newest_first(conversation.id, before_seq, rows), policy, ratio)
+        system = [{"role": "system", "content": system_prompt(conversation)}]
+        sections = [Section("system", system, sized(system, ratio))]
+        for source in SECTION_SOURCES:
+            section = source(conversation, policy, history)
+            if section is not None and section.messages:
+                sections.append(section)
+    finally:
+        LOOKUPS.reset(token)
     if policy.strategy in SUMMARY_STRATEGIES:
         summary = next((s for s in sections if s.name == "summary"), None)
         history.mark_summarized(summary.detail["through_seq"] if summary else -1)
-    kept = [m for f in history.kept() for m in f.messages]
-    sections.append(Section("history", kept, sum(f.tokens for f in history.kept())))
+    kept = history.kept()
+    sections.append(Section("history", [m for f in kept for m in f.messages],
+                            sum(f.tokens for f in kept)))
     sections.sort(key=lambda s: SECTION_ORDER.index(s.name) if s.name in SECTION_ORDER
                   else len(SECTION_ORDER) - 1)
     return ContextPlan(policy, sections, history, ratio)

@@ -15,23 +15,6 @@ def init_app(app) -> None:
         app.cli.add_command(command)
 
 
-def fate_lines(plan) -> list[str]:
-    """One line per run of turns that share a fate and a reason, oldest first."""
-    rows = [(seq, *plan.history.fate_of_older(seq), None)
-            for seq in range(plan.history.fates[0].seq if plan.history.fates else 0)]
-    rows += [(f.seq, f.fate, f.reason, f.tokens if f.messages else None) for f in plan.history.fates]
-    lines, start = [], 0
-    for i, (seq, fate, reason, tokens) in enumerate(rows):
-        if i + 1 < len(rows) and rows[i + 1][1:3] == (fate, reason) and tokens is None:
-            continue
-        first = rows[start][0]
-        span = f"turn {seq + 1}" if first == seq else f"turns {first + 1}–{seq + 1}"
-        size = f" ({tokens} tokens)" if tokens is not None else ""
-        lines.append(f"  {span:<14} {fate:<10} {reason}{size}")
-        start = i + 1
-    return lines
-
-
 def describe(policy: Policy, style: str) -> str:
     return (f"strategy {policy.strategy}: history budget {policy.budget:,} tokens, "
             f"recent turns {policy.recent_turns}, max age {policy.max_age_days:g} days, "

@@ -148,9 +148,13 @@ def plan_importance(turns: Iterable, policy: Policy, ratio: float = 1.0) -> Hist
                        older if len(pool) == policy.candidate_pool else None)
 
 
+def last_n_reads(policy: Policy, rows: int) -> int:
+    return min(rows, max(policy.recent_turns, 1) + 1)
+
+
 register("compact", uses_summary=True)(plan_compact)
-register("window")(plan_window)
+register("window", reads=last_n_reads)(plan_window)
 register("budget")(plan_budget)
-register("hybrid", uses_summary=True)(plan_hybrid)
-register("importance")(plan_importance)
+register("hybrid", uses_summary=True, reads=last_n_reads)(plan_hybrid)
+register("importance", reads=lambda policy, rows: max(policy.candidate_pool, 1))(plan_importance)
 register("time")(plan_time)

@@ -4,16 +4,15 @@ folded forward only when new turns fall off, and sent as its own section of the 
 from datetime import datetime
 
 from flask import current_app
-from sqlalchemy import ForeignKey, JSON, String, Text, select
+from sqlalchemy import ForeignKey, JSON, String, Text, bindparam, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ..extensions import db
-from ..llm import offline_summary  # noqa: F401  the offline model's handler for summaries
 from ..models import Turn, utcnow
-from . import summarizer
-from ..storage import iter_turns_newest_first
+from . import offline_summary, summarizer  # noqa: F401  offline_summary registers itself
 from .context import (RESERVATIONS, SECTION_SOURCES, SUMMARY_STRATEGIES, Policy, Section,
-                      plan_history, sized, tenant_settings)
+                      looked_up, plan_history, sized, tenant_settings)
+from .tail import newest_first, rows_for
 
 MAX_ROUNDS = 10  # model calls per refresh; a job that is not caught up queues itself again
 
@@ -46,27 +45,44 @@ def summary_messages(summary: ConversationSummary) -> list[dict]:
                                           f"(turns 1–{summary.through_seq + 1}):\n{summary.text}"}]
 
 
-def usable(conversation, policy) -> ConversationSummary | None:
-    if policy.strategy not in SUMMARY_STRATEGIES:
+# Built once; read through the connection, as a row, since the request only reads it.
+SENT_SUMMARY = (select(ConversationSummary.text, ConversationSummary.through_seq,
+                       ConversationSummary.style, ConversationSummary.topics)
+                .where(ConversationSummary.conversation_id == bindparam("conversation_id"),
+                       ConversationSummary.style == bindparam("style"),
+                       ConversationSummary.through_seq >= 0))
+
+
+def usable(conversation, policy) -> tuple | None:
+    """(summary row, its messages, its tokens) or None; looked up once per assemble()."""
+    if policy.strategy not in SUMMARY_STRATEGIES or not conversation.has_summary:
         return None
-    summary = cached_summary(conversation)
-    return summary if summary is not None and summary.through_seq >= 0 else None
+    style = style_of(conversation)
+
+    def lookup():
+        row = db.session.connection().execute(
+            SENT_SUMMARY, {"conversation_id": conversation.id, "style": style}).first()
+        if row is None:
+            return None
+        messages = summary_messages(row)
+        return row, messages, sized(messages, conversation.token_ratio or 1.0)
+    return looked_up(("summary", conversation.id, style), lookup)
 
 
 def summary_reservation(conversation, policy, ratio: float) -> int:
     """The summary shares the history budget: its tokens are taken out of it first."""
-    summary = usable(conversation, policy)
-    return sized(summary_messages(summary), ratio) if summary else 0
+    found = usable(conversation, policy)
+    return found[2] if found else 0
 
 
 def summary_section(conversation, policy, history) -> Section | None:
     """The summary, when the history no longer holds every turn it covers."""
-    summary = usable(conversation, policy)
-    kept = [f.seq for f in history.kept()]
-    if summary is None or not kept or min(kept) == 0:
+    found = usable(conversation, policy)
+    kept = history.kept()
+    if found is None or not kept or kept[0].seq == 0:
         return None
-    messages = summary_messages(summary)
-    return Section("summary", messages, sized(messages, conversation.token_ratio or 1.0),
+    summary, messages, tokens = found
+    return Section("summary", messages, tokens,
                    {"through_seq": summary.through_seq, "style": summary.style,
                     "topics": list(summary.topics)})
 
@@ -83,7 +99,9 @@ def left_out_through(conversation, config, reserve: int | None = None) -> int:
     if policy.strategy in SUMMARY_STRATEGIES:
         policy.reserved = (summary_reservation(conversation, policy, ratio) if reserve is None
                            else round(reserve * ratio))
-    kept = plan_history(iter_turns_newest_first(conversation.id), policy, ratio).kept()
+    db.session.flush()
+    rows = rows_for(conversation, policy.history_budget, ratio, policy.recent_turns)
+    kept = plan_history(newest_first(conversation.id, rows=rows), policy, ratio).kept()
     return min(f.seq for f in kept) - 1 if kept else -1
 
 

@@ -6,7 +6,7 @@ that sends to the model or writes memories joins by adding its endpoint there.
 """
 import time
 
-from flask import current_app, request, session
+from flask import current_app, g, request
 from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
@@ -27,9 +27,9 @@ MESSAGES = {
 
 
 def by_session() -> str:
-    """The browser's session (its guest); a request without one counts by its address."""
-    user_id = session.get("user_id")
-    return f"user:{user_id}" if isinstance(user_id, int) else f"ip:{get_remote_address()}"
+    """The browser's person (its account or guest); a request without one counts by its address."""
+    user = g.get("user")
+    return f"user:{user.id}" if user is not None else f"ip:{get_remote_address()}"
 
 
 def config_key(kind: str, per: str) -> str:

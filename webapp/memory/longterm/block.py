@@ -9,6 +9,7 @@ from sqlalchemy import select
 from ...extensions import db
 from ...models import Turn
 from ..context import SECTION_SOURCES, Section, sized
+from ..hints import memories_may_apply
 from .recall import for_prompt
 from .scopes import ACCOUNT, ORDER, SessionScope, describe, scope_label
 
@@ -56,6 +57,8 @@ def pending_question(conversation) -> str | None:
 
 def memory_section(conversation, policy, history) -> Section | None:
     """The 'memory' section, placed before any summary; None when nothing applies."""
+    if not memories_may_apply(conversation):
+        return None  # none shared in the tenant, none of this person's: no query at all
     config = current_app.config
     scope = SessionScope.for_conversation(conversation)
     query = pending_question(conversation) if config.get("NIMBUS_MEMORY_SEARCH") else None

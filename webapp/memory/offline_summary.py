@@ -1,12 +1,15 @@
 """The offline model's summarizer: extractive, so names, numbers, dates and preferences survive
 word for word ("User: My name is Dara."), and the offline recall still finds them in the summary.
+
+It lives with the summarizer whose requests it answers and registers itself with the offline
+model, as the memory distiller does, so the provider layer (llm/) imports nothing above it.
 """
 import re
 
-from ..memory.summarizer import PROMPT_OPENING
-from .offline import TASKS
-from .offline_recall import FACT_PATTERNS, sentences
-from .tokens import estimate_text
+from ..llm.offline import TASKS
+from ..llm.offline_recall import FACT_PATTERNS, sentences
+from ..llm.tokens import estimate_text
+from .summarizer import PROMPT_OPENING
 
 DETAIL = re.compile(
     r"\d|@|\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(tember)?|"
@@ -100,4 +103,5 @@ def summarize(messages: list[dict]) -> str | None:
     return "\n".join(lines) + "\nTopics: " + ", ".join(dict.fromkeys(topics))
 
 
-TASKS.append(summarize)
+if summarize not in TASKS:
+    TASKS.append(summarize)
