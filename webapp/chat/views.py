@@ -62,7 +62,9 @@ def start_conversation():
         return "", 204
     if turn_runs.is_busy(current_app):
         return busy()
-    conversation = storage.start_conversation(g.user, question).conversation
+    turn = storage.start_conversation(g.user, question)
+    turn_runs.admit(current_app, turn.id)
+    conversation = turn.conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
         push_url=url_for(".show_conversation", conversation_id=conversation.id))
@@ -80,6 +82,7 @@ def send_message(conversation_id):
     turn = store_question(conversation, question)
     if turn is None:
         return refusal("Nimbus is still answering your last message: wait for it, or press Stop.", 409)
+    turn_runs.admit(current_app, turn.id)
     return render_template("chat/_sent.html", conversation=conversation, turn=turn, pending=turn,
                            **sidebar(conversation.id))
 
