@@ -142,3 +142,10 @@ def test_runs_beyond_the_limit_wait_for_a_slot_instead_of_failing(app, alex):
     for run in (first, second):
         run.thread.join(10)
     assert len(second_model.requests) == 1
+
+
+def test_a_burst_of_sends_is_counted_before_its_streams_start(app, guest):
+    app.config["NIMBUS_MAX_RUNS"] = 2
+    statuses = [guest.post("/messages", data={"message": f"Hi {i}"}).status_code
+                for i in range(3)]
+    assert statuses == [200, 200, 503]

@@ -99,7 +99,10 @@ def renew_all(leases: list[Lease]) -> None:
         db.session.commit()
     for lease in leases:
         if lease.redis_lock is not None:
-            lease.redis_lock.reacquire()
+            try:
+                lease.redis_lock.reacquire()
+            except Exception:  # ran out while the worker was starved: take it back if free
+                lease.redis_lock.acquire(blocking=False, token=lease.owner)
 
 
 @contextmanager

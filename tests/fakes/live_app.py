@@ -87,22 +87,20 @@ class Guest:
     """One browser: its own session cookie and CSRF token, the headers htmx sends."""
 
     def __init__(self, port: int, timeout: float = 120):
-        self.port, self.timeout, self.cookie, self.token = port, timeout, "", ""
+        self.port, self.timeout, self.cookies, self.token = port, timeout, {}, ""
 
     def request(self, method: str, path: str, form: dict | None = None, headers: dict | None = None):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
         body = urlencode(form) if form is not None else None
-        sent = {"Cookie": self.cookie, "HX-Request": "true", "X-CSRFToken": self.token,
+        cookie = "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+        sent = {"Cookie": cookie, "HX-Request": "true", "X-CSRFToken": self.token,
                 **({"Content-Type": "application/x-www-form-urlencoded"} if body else {}),
                 **(headers or {})}
         connection.request(method, path, body=body, headers=sent)
         response = connection.getresponse()
-        # Every cookie (the session and, since sign-in, the remember cookie), as a browser keeps them.
-        jar = dict(c.split("=", 1) for c in self.cookie.split("; ") if "=" in c)
-        for cookie in response.msg.get_all("Set-Cookie") or []:
-            name, _, value = cookie.split(";", 1)[0].partition("=")
-            jar[name] = value
-        self.cookie = "; ".join(f"{name}={value}" for name, value in jar.items())
+        for header in response.msg.get_all("Set-Cookie") or []:
+            name, _, value = header.split(";", 1)[0].partition("=")
+            self.cookies[name.strip()] = value
         return connection, response
 
     def fetch(self, method: str, path: str, **kwargs) -> tuple[int, dict, str]:

@@ -136,9 +136,24 @@ def slots_of(app) -> threading.BoundedSemaphore:
             "run_slots", threading.BoundedSemaphore(app.config["NIMBUS_MAX_RUNS"]))
 
 
+ADMISSION_SECONDS = 10.0  # a send counts against its worker's runs until its stream starts
+
+
 def is_busy(app) -> bool:
-    """Whether this worker already has as many runs as it may write at once."""
-    return len(runs_of(app)) >= app.config["NIMBUS_MAX_RUNS"]
+    """Whether this worker already has as many runs as it may write at once, counting the
+    sends it admitted whose streams have not started yet (a burst arrives before its streams)."""
+    now = time.monotonic()
+    with RUNS_LOCK:
+        admitted = app.extensions.setdefault("admitted", {})
+        for key in [key for key, at in admitted.items() if now - at > ADMISSION_SECONDS]:
+            admitted.pop(key)
+        return len(runs_of(app)) + len(admitted) >= app.config["NIMBUS_MAX_RUNS"]
+
+
+def admit(app, turn_id: int) -> None:
+    """Count a send just stored until its run starts (here or on another worker)."""
+    with RUNS_LOCK:
+        app.extensions.setdefault("admitted", {})[turn_id] = time.monotonic()
 
 
 def run_for(turn: Turn, provider) -> TurnRun:
@@ -149,6 +164,7 @@ def run_for(turn: Turn, provider) -> TurnRun:
 def start_run(app, turn_id: int, conversation_id: str, provider, lease=None) -> TurnRun:
     from .heartbeat import ensure_heartbeat  # it imports this module
     with RUNS_LOCK:
+        app.extensions.get("admitted", {}).pop(turn_id, None)
         run = runs_of(app).get(turn_id)
         if run is None:
             run = runs_of(app)[turn_id] = TurnRun(app, turn_id, conversation_id, provider, lease)

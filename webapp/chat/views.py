@@ -77,7 +77,9 @@ def start_conversation():
         return "", 204
     if turn_runs.is_busy(current_app):
         return busy()
-    conversation = storage.start_conversation(g.user, question, short_title(question)).conversation
+    turn = storage.start_conversation(g.user, question, short_title(question))
+    turn_runs.admit(current_app, turn.id)
+    conversation = turn.conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
         push_url=url_for(".show_conversation", conversation_id=conversation.id))
@@ -95,6 +97,7 @@ def send_message(conversation_id):
     turn = store_question(conversation, question)
     if turn is None:
         return refuse_while_pending(conversation)
+    turn_runs.admit(current_app, turn.id)
     last_seen = seq_arg("last_seen", low=-1, strict=False)
     if last_seen is not None and last_seen < turn.seq - 1:  # this tab missed turns: show them all
         return htmx_response("", redirect=url_for(".show_conversation", conversation_id=conversation.id))
