@@ -16,7 +16,8 @@ from webapp.storage import create_conversation, start_turn
 
 
 def make_app(path):
-    return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}"})
+    return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}",
+                       "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
 
 
 @pytest.fixture(scope="session")
@@ -92,7 +93,7 @@ def guest(client):
 def guest_user(client):
     """The User behind a test client's session."""
     with client.session_transaction() as session:
-        return db.session.get(User, session["user_id"])
+        return db.session.get(User, int(session["_user_id"].split(":")[0]))
 
 
 def sse_events(body: str) -> list[tuple[str, str]]:
