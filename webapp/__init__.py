@@ -58,4 +58,5 @@ def create_app(test_config: dict | None = None) -> Flask:
     cli.init_app(app)
     from .memory import context_cli
     context_cli.init_app(app)
+    security.guard_commands(app)  # no NUL in any command's arguments
     return app

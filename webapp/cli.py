@@ -160,11 +160,11 @@ def ask(question, conversation_id, trace, email):
 @click.option("--context", "as_context", is_flag=True,
               help="Print exactly what the model will receive with the next question.")
 @click.option("--strategy", default=None, help="Preview another context strategy (changes nothing).")
-@click.option("--budget", type=click.IntRange(1), default=None,
+@click.option("--budget", type=click.IntRange(1, 1_000_000), default=None,
               help="Preview another history budget in tokens.")
-@click.option("--recent", type=click.IntRange(0), default=None,
+@click.option("--recent", type=click.IntRange(0, 100), default=None,
               help="Preview another number of newest turns sent in full.")
-@click.option("--max-age-days", type=click.FloatRange(0, min_open=True), default=None,
+@click.option("--max-age-days", type=click.FloatRange(0, 36_500, min_open=True), default=None,
               help="Preview another maximum age (strategy time).")
 @user_option
 def show(conversation_id, as_context, strategy, budget, recent, max_age_days, email):
@@ -196,8 +196,8 @@ def show(conversation_id, as_context, strategy, budget, recent, max_age_days, em
 
 def parse_days(value: str) -> int:
     text = value.strip().lower().removesuffix("d")
-    if not text.isdigit():
-        raise click.BadParameter(f"{value!r}: give a number of days, like 30 or 30d")
+    if not (text.isascii() and text.isdigit()) or int(text) > 36_500:
+        raise click.BadParameter(f"{value!r}: give a number of days up to 36500, like 30 or 30d")
     return int(text)
 
 
@@ -227,6 +227,17 @@ def export(conversation_id, fmt, email):
         click.echo(json.dumps(export_conversation(conversation), indent=2, ensure_ascii=False))
 
 
+def read_file(path: str) -> bytes:
+    """The bytes of FILE, or of stdin for "-"; a path that cannot be read is a plain error."""
+    if path == "-":
+        return click.get_binary_stream("stdin").read()
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except (OSError, ValueError) as error:
+        raise click.ClickException(f"cannot read {path!r}: {getattr(error, 'strerror', None) or error}") from None
+
+
 def import_owner(email: str | None, tenant_slug: str | None):
     """The customer an import belongs to: --user, created in --tenant (or the demo shop) if new."""
     from .accounts import find_user, get_or_create_tenant, get_or_create_user
@@ -252,7 +263,7 @@ EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
 
 
 @click.command("import")
-@click.argument("file", type=click.File("rb"))
+@click.argument("file", metavar="FILE")
 @click.option("--user", "email", default=None, metavar="EMAIL",
               help="The customer it belongs to (default: the demo customer); created if new.")
 @click.option("--tenant", "tenant_slug", default=None, metavar="SLUG",
@@ -261,7 +272,7 @@ def import_(file, email, tenant_slug):
     """Import a conversation from a JSON export (or a list of {role, content}); - reads stdin."""
     from .transfer import InvalidImport, load, parse, write
     try:
-        checked = parse(load(file.read()))  # before anything, the customer included, is written
+        checked = parse(load(read_file(file)))  # before anything, the customer included, is written
         user, created = import_owner(email, tenant_slug)
         conversation = write(checked, user)
     except InvalidImport as error:

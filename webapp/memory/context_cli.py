@@ -26,7 +26,7 @@ def describe(policy: Policy, style: str) -> str:
 @click.argument("name", required=False, type=click.Choice(sorted(STRATEGIES)))
 @click.option("--budget", type=click.IntRange(100, 1_000_000), help="History budget in tokens.")
 @click.option("--recent", type=click.IntRange(1, 100), help="Newest turns sent in full.")
-@click.option("--max-age-days", type=click.FloatRange(0, min_open=True),
+@click.option("--max-age-days", type=click.FloatRange(0, 36_500, min_open=True),
               help="Strategy time: turns older than this are not sent.")
 @click.option("--style", type=click.Choice(list(STYLES)), help="Style of the rolling summary.")
 @click.option("--reset", is_flag=True, help="Forget this conversation's own parameters first.")

@@ -18,3 +18,9 @@ def limit_writes(app) -> None:
     """Rate-limit the routes that send to the model or write memories (after the blueprints)."""
     from . import limits
     limits.init_app(app)
+
+
+def guard_commands(app) -> None:
+    """Commands refuse NUL in their arguments as requests do (after every command is added)."""
+    from .validation import guard_commands as guard
+    guard(app.cli)

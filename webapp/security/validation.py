@@ -3,7 +3,10 @@
 Views keep their own checks (lengths, ownership); this layer removes the inputs that would reach
 the database as something it cannot store (a NUL in PostgreSQL text, an int beyond 64 bits).
 """
+import functools
 from urllib.parse import parse_qsl, unquote_to_bytes
+
+import click
 
 from flask import Request, request
 from werkzeug.datastructures import ImmutableMultiDict
@@ -71,6 +74,28 @@ def check_request() -> None:
             raise BadRequest(UTF8_MESSAGE) from None
     if any(NUL in text for text in texts):
         raise BadRequest(NUL_MESSAGE)
+
+
+def guard_commands(group: click.Group) -> None:
+    """Every command refuses an argument holding a NUL before it runs (argv cannot carry one,
+    but a test runner or a wrapper script can, and PostgreSQL cannot store it)."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            guard_commands(command)
+            continue
+        callback = command.callback
+        if callback is None or getattr(callback, "nul_guarded", False):
+            continue
+
+        @functools.wraps(callback)
+        def guarded(*args, __callback=callback, **kwargs):
+            for name, value in kwargs.items():
+                if isinstance(value, str) and NUL in value:
+                    raise click.ClickException(f"{name}: contains a NUL character (\\0), "
+                                               "which cannot be stored")
+            return __callback(*args, **kwargs)
+        guarded.nul_guarded = True
+        command.callback = guarded
 
 
 def init_app(app) -> None:

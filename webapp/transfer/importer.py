@@ -186,7 +186,7 @@ def write(parsed, user: User) -> Conversation:
                     outcome=checked.outcome, trace=record.get("trace") or [],
                     prompt_tokens=checked.prompt_tokens, completion_tokens=checked.completion_tokens,
                     context_tokens=checked.context_tokens, resend_tokens=checked.resend_tokens,
-                    manifest=checked.manifest)
+                    manifest=record.get("manifest"))
         if checked.created_at:
             turn.created_at = checked.created_at
         conversation.turns.append(turn)

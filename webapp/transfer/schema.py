@@ -77,6 +77,56 @@ class TraceStep(Strict):
     ms: Annotated[float, Field(ge=0, le=1e9)] | None = None
 
 
+Text = Annotated[str, Field(max_length=10_000)]
+Hash = Annotated[str, Field(pattern=r"^[0-9a-f]{16,64}$")]
+
+
+def from_list(value):
+    """JSON has no tuples: a fixed-length list stands for one."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def Row(*types):  # noqa: N802  a JSON array of fixed length and types
+    return Annotated[tuple[types], BeforeValidator(from_list)]
+
+
+class SentMessage(Strict):
+    model_config = ConfigDict(extra="allow")  # the message's other keys, as sent
+    role: Literal["system", "user", "assistant", "tool"]
+    hash: Hash
+
+
+class SentSection(Strict):
+    """One section of a request manifest (webapp/memory/manifest.py): texts by hash, history by seq."""
+    name: Annotated[str, Field(min_length=1, max_length=40)]
+    tokens: Count = 0
+    messages: list[SentMessage] = []
+    turns: list[Row(Count, Literal["full", "compact"], Hash)] = []
+    memory_ids: list[Count | None] = []
+    through_seq: Count | None = None
+    style: Text | None = None
+    mode: Text | None = None
+
+
+class SentCall(Strict):
+    messages: Count
+    estimated_tokens: Count = 0
+    prompt_tokens: Count | None = None
+
+
+class Manifest(Strict):
+    """What each model call of the turn received, as the viewer rebuilds it."""
+    version: Literal[1]
+    ratio: Annotated[float, Field(gt=0, le=1000)] = 1.0
+    strategy: Text
+    budget: Count
+    history_budget: Count = 0
+    sections: list[SentSection]
+    fates: list[Row(Count, Text, Text)] = []
+    older: Row(Text, Text) | None = None
+    calls: list[SentCall] = []
+
+
 class TurnRecord(Strict):
     messages: Annotated[list[Message], Field(min_length=1)]
     created_at: Timestamp | None = None
@@ -86,7 +136,7 @@ class TurnRecord(Strict):
     completion_tokens: Count | None = None
     context_tokens: Count = 0
     resend_tokens: Count = 0
-    manifest: dict | None = None  # what the turn's model calls received (webapp/memory/manifest.py)
+    manifest: Manifest | None = None  # what the turn's model calls received
 
     @field_validator("outcome", mode="before")
     @classmethod

@@ -35,7 +35,7 @@ def line(memory, why: str = "") -> str:
 
 
 @memories.command("list")
-@click.option("--limit", default=50, show_default=True)
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10_000))
 @user_option
 def list_memories(limit, email):
     """List the memories that apply to this person, newest first."""
@@ -52,7 +52,8 @@ def list_memories(limit, email):
 @click.argument("content")
 @click.option("--scope", "word", type=click.Choice(SCOPE_WORDS), default="workspace",
               show_default=True, help="workspace: the whole shop; account; order (with --order).")
-@click.option("--order", "order_number", type=int, default=None, help="The order number.")
+@click.option("--order", "order_number", type=click.IntRange(1, 2**63 - 1), default=None,
+              help="The order number.")
 @click.option("--shared/--personal", default=False, help="Everyone in the scope, or only this person.")
 @user_option
 def add(content, word, order_number, shared, email):
@@ -143,7 +144,8 @@ def embed_missing(batch):
 
 
 @click.command("distil-inactive")
-@click.option("--minutes", type=int, default=None, help="Idle time (default NIMBUS_MEMORY_INACTIVE_MINUTES).")
+@click.option("--minutes", type=click.IntRange(0, 5_256_000), default=None,
+              help="Idle time (default NIMBUS_MEMORY_INACTIVE_MINUTES).")
 def distil_inactive(minutes):
     """Run the memory sweep now: distil conversations idle for a while, inline."""
     config = current_app.config

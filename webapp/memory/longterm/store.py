@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 
 from ...extensions import db
 from ...models import utcnow
+from ...security.validation import bounded_int
 from .embeddings import embed_many
 from .models import Memory
 from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope
@@ -85,7 +86,7 @@ def newest(scope: SessionScope, limit: int) -> list[Memory]:
 def visible(scope: SessionScope, memory_id) -> Memory | None:
     """The memory if it applies to this session; a foreign or unknown id looks the same: None."""
     try:
-        memory_id = int(memory_id)
+        memory_id = bounded_int(memory_id)
     except (TypeError, ValueError):
         return None
     return db.session.scalar(select(Memory).where(Memory.id == memory_id, scope.applies()))
