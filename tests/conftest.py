@@ -7,6 +7,7 @@ import pytest
 from webapp import create_app
 from webapp.accounts import find_user, seed_demo
 from webapp.agent.loop import run_turn
+from webapp.chat.heartbeat import stop_heartbeat
 from webapp.database import create_schema
 from webapp.extensions import db
 from webapp.llm.offline import OfflineModel
@@ -39,6 +40,7 @@ def app(tmp_path, migrated_database):
     with app.app_context():
         yield app
         wait_for_replies(app)
+        stop_heartbeat(app)
         db.session.remove()
         db.engine.dispose()
 
@@ -91,7 +93,7 @@ def guest(client):
 def guest_user(client):
     """The User behind a test client's session."""
     with client.session_transaction() as session:
-        return db.session.get(User, session["user_id"])
+        return db.session.get(User, int(session["_user_id"].split(":")[0]))
 
 
 def sse_events(body: str) -> list[tuple[str, str]]:

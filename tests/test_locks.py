@@ -5,7 +5,7 @@ import time
 import pytest
 import redis
 
-from webapp.locks import LockBusy, conversation_lock, named_lock
+from webapp.locks import LockBusy, acquire, conversation_lock, named_lock
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
 
@@ -45,11 +45,20 @@ def test_a_waiting_taker_gets_the_lock_when_it_is_released(app, backend):
     assert order == ["first", "second"]
 
 
-def test_a_stale_database_lock_is_taken_over(app):
-    with named_lock("stale", wait=0, ttl=0.01):
-        time.sleep(0.05)
-        with named_lock("stale", wait=0):
-            pass
+def test_a_lock_whose_holder_died_is_taken_over_when_its_lease_ends(app, backend):
+    acquire("stale", ttl=0.2)  # its holder died: nobody renews or releases it
+    with pytest.raises(LockBusy):
+        acquire("stale")
+    time.sleep(0.4)
+    with named_lock("stale", wait=0):
+        pass
+
+
+def test_a_held_lock_is_renewed_beyond_its_lease(app, backend):
+    with named_lock("long", wait=0, ttl=1.0):
+        time.sleep(1.6)
+        with pytest.raises(LockBusy):
+            acquire("long")
 
 
 def test_two_requests_to_one_conversation_never_interleave(app, alex):

@@ -1,5 +1,6 @@
 """A reply run holds no transaction while the provider or a tool works, and always saves its turn."""
 import sqlite3
+import time
 
 import pytest
 
@@ -109,3 +110,35 @@ def test_rendering_a_page_builds_no_provider(app, client, monkeypatch, configure
                         lambda self, **kwargs: built.append(kwargs))
     assert client.get("/").status_code == 200
     assert built == [] and is_offline(app) is not configured
+
+
+@pytest.mark.parametrize("path", ["/messages", "/c/{id}/messages"])
+def test_a_busy_worker_refuses_a_send_politely_and_stores_nothing(app, guest, path):
+    from .test_chat import count, start
+    use_provider(app, ScriptedModel("Hello."))
+    conversation_id, _ = start(guest, "First")
+    b"".join(guest.get(f"/c/{conversation_id}/turns/0/stream").response)
+    app.config["NIMBUS_MAX_RUNS"] = 0  # every slot of this worker is taken
+    conversations, turns = count(Conversation), count(Turn)
+    response = guest.post(path.format(id=conversation_id), data={"message": "Are you there?"})
+    assert response.status_code == 503 and response.headers["Retry-After"] == "3"
+    assert "busy" in response.text and response.headers["HX-Retarget"] == "#composer-error"
+    assert (count(Conversation), count(Turn)) == (conversations, turns)
+
+
+def test_runs_beyond_the_limit_wait_for_a_slot_instead_of_failing(app, alex):
+    import threading
+    from webapp.chat.turn_runs import run_for
+    from .fakes.paced_model import PacedModel
+    app.config["NIMBUS_MAX_RUNS"] = 1
+    gate = threading.Event()
+    first = run_for(start_turn(create_conversation(alex), "One"), PacedModel("First one.", gate=gate))
+    next(e for e in first.follow() if e is not None and e.kind == "token")
+    second_model = PacedModel("Second one.")
+    second = run_for(start_turn(create_conversation(alex), "Two"), second_model)
+    time.sleep(0.3)
+    assert second_model.requests == []  # queued behind the first
+    gate.set()
+    for run in (first, second):
+        run.thread.join(10)
+    assert len(second_model.requests) == 1

@@ -1,5 +1,6 @@
 """Export and import: exact round trips, plain message lists, and refusals that write nothing."""
 import json
+from datetime import datetime
 
 import pytest
 
@@ -7,7 +8,9 @@ from webapp.models import Conversation
 from webapp.extensions import db
 from webapp.transfer import export_conversation
 
-from .conftest import ask
+from webapp.accounts import find_user
+
+from .conftest import ask, run
 
 
 def refund_conversation(user):
@@ -47,7 +50,7 @@ def test_import_accepts_a_plain_list_of_messages(runner, tmp_path):
 @pytest.mark.parametrize("payload, reason", [
     ("{not json", "not valid JSON"),
     (json.dumps({"hello": "world"}), "not a Nimbus conversation"),
-    (json.dumps([{"role": "user"}]), "expected an object with 'role' and 'content'"),
+    (json.dumps([{"role": "user"}]), "message 1, content: Field required"),
     (json.dumps([{"role": "user", "content": "Hi"},
                  {"role": "tool", "tool_call_id": "x", "name": "t", "content": "{}"}]),
      "tool result without a matching tool call"),
@@ -63,6 +66,148 @@ def test_malformed_imports_are_refused_and_write_nothing(runner, tmp_path, paylo
     result = runner.invoke(args=["import", str(path)])
     assert result.exit_code != 0 and reason in result.output
     assert db.session.query(Conversation).count() == count
+
+
+def export(**fields):
+    """A one-turn export with a tool call, with `fields` merged into the file or its turn."""
+    turn = {"messages": [
+        {"role": "user", "content": "Where is order 1042?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1", "name": "lookup_order", "arguments": {"order_id": 1042}}]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "lookup_order", "content": "{}"},
+        {"role": "assistant", "content": "It has shipped."}], "outcome": "answered"}
+    document = {"format": "nimbus.conversation", "version": 1, "turns": [turn]}
+    for key, value in fields.items():
+        (turn if key in turn or key in TURN_KEYS else document)[key] = value
+    return document
+
+
+TURN_KEYS = {"trace", "prompt_tokens", "completion_tokens", "context_tokens", "resend_tokens",
+             "created_at"}
+
+
+def with_messages(*changes):
+    document = export()
+    messages = document["turns"][0]["messages"]
+    for index, key, value in changes:
+        if value is None:
+            messages[index].pop(key)
+        else:
+            messages[index][key] = value
+    return document
+
+
+@pytest.mark.parametrize("document, reason", [
+    (export(trace=5), "turn 1, trace: Input should be a valid list"),
+    (export(trace=[{"kind": 5}]), "turn 1, trace[0].kind: Input should be a valid string"),
+    (export(prompt_tokens="abc"), 'turn 1, prompt_tokens: Input should be a valid integer (got "abc")'),
+    (export(context_tokens="abc"), "turn 1, context_tokens: Input should be a valid integer"),
+    (export(prompt_tokens=1e30), "turn 1, prompt_tokens: Input should be a valid integer"),
+    (export(resend_tokens=-1), "turn 1, resend_tokens: Input should be greater than or equal to 0"),
+    (export(strategy="bogus"), "strategy: unknown strategy 'bogus'; choose from compact"),
+    (export(settings={"budget": "abc"}), "settings.budget: Input should be a valid integer"),
+    (export(settings={"budget": 0}), "settings.budget: Input should be greater than or equal to 1"),
+    (export(settings={"colour": "red"}), "settings.colour: Extra inputs are not permitted"),
+    (export(settings={"summary_style": "haiku"}), "settings.summary_style: unknown summary style"),
+    (export(outcome="pending"), "turn 1, outcome: a stored turn is finished"),
+    (export(outcome="great"), "turn 1, outcome: Input should be 'answered'"),
+    (export(created_at="yesterday"), "turn 1, created_at: 'yesterday' is not an ISO 8601"),
+    (export(version=2), "unsupported version 2"),
+    (with_messages((1, "tool_calls", 5)), "turn 1, message 2, tool_calls: Input should be a valid list"),
+    (with_messages((1, "tool_calls", [{"id": "call_1", "name": "lookup_order", "arguments": {}}] * 2)),
+     "turn 1: message 2: tool call id 'call_1' is used twice"),
+    (with_messages((2, "name", None)), "turn 1, message 3, name: Field required"),
+    (with_messages((2, "name", "create_support_ticket")),
+     "turn 1: message 3: the result of 'call_1' is named 'create_support_ticket'"),
+    (with_messages((2, "tool_call_id", "call_9")), "turn 1: message 3: tool result without a matching"),
+    (with_messages((3, "content", 7)), "turn 1, message 4, content: Input should be a valid string"),
+    (with_messages((0, "content", "a\x00b")), "turn 1, message 1, content: contains a NUL"),
+])
+def test_an_import_that_would_break_a_page_later_is_refused_in_one_line(runner, tmp_path,
+                                                                       document, reason):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    before = db.session.query(Conversation).count()
+    result = runner.invoke(args=["import", str(path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.startswith("Error: refused, nothing imported: ") and reason in result.output
+    assert result.output.count("\n") == 1
+    assert db.session.query(Conversation).count() == before
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("[" * 100_000 + "]" * 100_000, "nested more than 40 levels deep"),
+    ('{"format": "nimbus.conversation", "version": 1, "turns": [{"messages": '
+     '[{"role": "user", "content": "x"}], "trace": [{"kind": "x", "ms": NaN}]}]}',
+     "NaN is not a number that can be stored"),
+    ('[{"role": "user", "content": "x", "n": 1e999}]', "1e999 is not a number that can be stored"),
+    ('{"a": ' * 60 + "1" + "}" * 60, "nested more than 40 levels deep"),
+])
+def test_pathological_json_is_refused_without_a_traceback(runner, tmp_path, text, reason):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    result = runner.invoke(args=["import", str(path)])
+    assert result.exit_code == 1 and reason in result.output and "Traceback" not in result.output
+
+
+def test_a_file_that_is_not_utf8_is_refused(runner, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'[{"role": "user", "content": "caf\xe9"}]')
+    result = runner.invoke(args=["import", str(path)])
+    assert result.exit_code == 1 and "not UTF-8" in result.output
+
+
+def test_a_transcript_that_opens_with_the_assistant_gets_an_empty_first_question(runner, tmp_path):
+    path = tmp_path / "transcript.json"
+    path.write_text(json.dumps([
+        {"role": "assistant", "content": "Hi, I'm Nimbus. How can I help?",
+         "created_at": "2026-03-01T09:00:00+01:00"},
+        {"role": "user", "content": "My parcel is late.", "created_at": "2026-03-01T09:01:00Z",
+         "id": "msg-2"},
+        {"role": "assistant", "content": "Sorry to hear that."}]))
+    output = run(runner, "import", str(path))
+    conversation = db.session.get(Conversation, output.split("conversation: ")[1].strip())
+    first, second = conversation.turns
+    assert first.messages == [{"role": "user", "content": ""},
+                              {"role": "assistant", "content": "Hi, I'm Nimbus. How can I help?"}]
+    assert first.answer == "Hi, I'm Nimbus. How can I help?" and second.question == "My parcel is late."
+    assert first.created_at == datetime(2026, 3, 1, 8, 0)  # converted to UTC
+    assert second.created_at == datetime(2026, 3, 1, 9, 1)
+    assert conversation.title == "My parcel is late." and conversation.created_at == first.created_at
+    assert "id" not in second.messages[0]
+
+
+def test_import_user_creates_the_customer_in_the_shop_given(runner, tmp_path):
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]))
+    output = run(runner, "import", str(path), "--user", "Dana.Reyes@Example.org", "--tenant", "acme")
+    assert "Created customer dana.reyes@example.org in the shop 'acme'" in output
+    dana = find_user("dana.reyes@example.org")
+    assert dana.name == "Dana Reyes" and dana.tenant.slug == "acme" and not dana.is_guest
+    again = run(runner, "import", str(path), "--user", "dana.reyes@example.org")
+    assert "Created customer" not in again
+    assert db.session.query(Conversation).filter_by(user_id=dana.id).count() == 2
+    new = run(runner, "import", str(path), "--user", "lee@example.org")
+    assert find_user("lee@example.org").tenant.slug == "demo" and "'demo'" in new
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["--user", "not-an-email"], "is not an email address"),
+    (["--user", "alex@example.com", "--tenant", "acme"], "belongs to the shop 'demo', not 'acme'"),
+    (["--tenant", "acme"], "--tenant needs --user"),
+])
+def test_import_user_refusals(runner, tmp_path, args, reason):
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps([{"role": "user", "content": "Hi"}]))
+    result = runner.invoke(args=["import", str(path), *args])
+    assert result.exit_code == 1 and reason in result.output
+
+
+def test_a_refused_import_does_not_create_its_customer(runner, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(export(outcome="pending")))
+    result = runner.invoke(args=["import", str(path), "--user", "new@example.org"])
+    assert result.exit_code == 1 and find_user("new@example.org") is None
 
 
 def test_export_of_someone_elses_conversation_is_refused(runner, sam):
@@ -96,3 +241,13 @@ def test_purge_removes_old_guests_without_conversations_only(runner, app):
     result = runner.invoke(args=["purge", "--older-than", "30"])
     assert "and 1 idle guest(s)" in result.output
     assert db.session.get(User, idle_id) is None and db.session.get(User, chatty.id) is not None
+
+
+def test_the_chat_shows_an_opening_assistant_message_without_an_empty_question(runner, tmp_path, guest):
+    from .conftest import guest_user
+    path = tmp_path / "transcript.json"
+    path.write_text(json.dumps([{"role": "assistant", "content": "Welcome back!"},
+                                {"role": "user", "content": "Thanks."}]))
+    output = run(runner, "import", str(path), "--user", guest_user(guest).email)
+    page = guest.get(f"/c/{output.split('conversation: ')[1].strip()}").text
+    assert "Welcome back!" in page and page.count("message--user") == 1

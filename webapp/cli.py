@@ -1,5 +1,6 @@
 """The `flask --app webapp …` commands: set up, chat, inspect, export and import, purge."""
 import json
+import re
 
 import click
 from flask import current_app
@@ -75,6 +76,9 @@ def init_db(demo):
         tenant = seed_demo(current_app.config["NIMBUS_DEMO_TENANT"])
         click.echo(f"Demo shop '{tenant.name}' ready; demo customer "
                    f"{current_app.config['NIMBUS_DEMO_USER']} (orders #1041-#1045).")
+        from .accounts.cli import ensure_demo_team
+        for line in ensure_demo_team(current_app.config):
+            click.echo(line)
 
 
 def answer(conversation, question: str, echo_trace: bool) -> str:
@@ -99,6 +103,8 @@ def check_question(question: str) -> str:
     limit = current_app.config["NIMBUS_MAX_MESSAGE_CHARS"]
     if not question:
         raise click.ClickException("the question is empty")
+    if "\x00" in question:
+        raise click.ClickException("the question contains a NUL character (\\0), which cannot be stored")
     if len(question) > limit:
         raise click.ClickException(f"the question is {len(question):,} characters; the limit is {limit:,}")
     return question
@@ -221,20 +227,46 @@ def export(conversation_id, fmt, email):
         click.echo(json.dumps(export_conversation(conversation), indent=2, ensure_ascii=False))
 
 
+def import_owner(email: str | None, tenant_slug: str | None):
+    """The customer an import belongs to: --user, created in --tenant (or the demo shop) if new."""
+    from .accounts import find_user, get_or_create_tenant, get_or_create_user
+    if not email:
+        if tenant_slug:
+            raise click.ClickException("--tenant needs --user: which customer of that shop?")
+        return resolve_user(None), False
+    email = email.strip().lower()
+    if not EMAIL.fullmatch(email):
+        raise click.ClickException(f"{email!r} is not an email address")
+    user = find_user(email)
+    if user is not None:
+        if tenant_slug and user.tenant.slug != tenant_slug:
+            raise click.ClickException(f"{email} belongs to the shop {user.tenant.slug!r}, "
+                                       f"not {tenant_slug!r}")
+        return user, False
+    tenant = get_or_create_tenant(tenant_slug or current_app.config["NIMBUS_DEMO_TENANT"])
+    name = " ".join(part.capitalize() for part in re.split(r"[._+-]+", email.split("@")[0]) if part)
+    return get_or_create_user(tenant, email, name or email), True
+
+
+EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
+
+
 @click.command("import")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
-@user_option
-def import_(file, email):
+@click.argument("file", type=click.File("rb"))
+@click.option("--user", "email", default=None, metavar="EMAIL",
+              help="The customer it belongs to (default: the demo customer); created if new.")
+@click.option("--tenant", "tenant_slug", default=None, metavar="SLUG",
+              help="With a new --user: the shop to create them in (default: the demo shop).")
+def import_(file, email, tenant_slug):
     """Import a conversation from a JSON export (or a list of {role, content}); - reads stdin."""
-    from .transfer import InvalidImport, import_conversation
-    user = resolve_user(email)
+    from .transfer import InvalidImport, load, parse, write
     try:
-        data = json.load(file)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise click.ClickException(f"not valid JSON: {error}") from None
-    try:
-        conversation = import_conversation(data, user)
+        checked = parse(load(file.read()))  # before anything, the customer included, is written
+        user, created = import_owner(email, tenant_slug)
+        conversation = write(checked, user)
     except InvalidImport as error:
         db.session.rollback()
         raise click.ClickException(f"refused, nothing imported: {error}") from None
+    if created:
+        click.echo(f"Created customer {user.email} in the shop {user.tenant.slug!r}.")
     click.echo(f"Imported {conversation.turn_count} turn(s) as conversation: {conversation.id}")

@@ -13,9 +13,16 @@ from .extensions import db
 
 
 def init_app(app: Flask) -> None:
-    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
+    options = app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
+    uri = app.config["SQLALCHEMY_DATABASE_URI"]
+    if uri.startswith("sqlite"):
         # Streams and workers write from several threads; wait for the lock instead of failing.
-        app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"connect_args": {"timeout": 30}})
+        options.setdefault("connect_args", {"timeout": 30})
+    if ":memory:" not in uri:
+        # Runs check a connection out per statement batch, so a modest pool serves many streams.
+        options.setdefault("pool_size", app.config["NIMBUS_DB_POOL_SIZE"])
+        options.setdefault("max_overflow", app.config["NIMBUS_DB_MAX_OVERFLOW"])
+        options.setdefault("pool_timeout", app.config["NIMBUS_DB_POOL_TIMEOUT"])
     db.init_app(app)
     import_models()
     migrate.init_app(app, db, directory=MIGRATIONS, render_as_batch=True)

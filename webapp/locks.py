@@ -1,15 +1,18 @@
-"""Named locks so two workers, on one host or many, never share a conversation.
+"""Named locks as leases, so two workers, on one host or many, never share a conversation or a job.
 
-Rows in the database by default (works on SQLite and PostgreSQL alike); Redis locks when
-REDIS_URL is set, as a fleet of web workers would use.
+A lock lasts `NIMBUS_LEASE_SECONDS` unless its holder renews it: a worker that dies frees its
+locks within seconds. Rows in the database by default (SQLite and PostgreSQL alike); Redis locks
+when REDIS_URL is set, as a fleet of web workers would use.
 """
+import functools
 import secrets
+import threading
 import time
 from contextlib import contextmanager
 from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 
 from .extensions import db
@@ -20,11 +23,29 @@ class LockBusy(RuntimeError):
     """Somebody else holds the lock and did not let go in time."""
 
 
+class Lease:
+    """A held lock; `renew()` pushes its end another `ttl` seconds out."""
+
+    def __init__(self, name: str, owner: str, ttl: float, redis_lock=None):
+        self.name, self.owner, self.ttl, self.redis_lock = name, owner, ttl, redis_lock
+
+    def renew(self) -> None:
+        renew_all([self])
+
+
+@functools.cache
+def redis_client(url: str):
+    """One client (and connection pool) per process and URL."""
+    import redis
+    return redis.Redis.from_url(url)
+
+
 def try_acquire(name: str, ttl: float) -> str | None:
-    """Take the lock if free (or stale) and return its owner token; None if somebody holds it."""
+    """Take the lock if free (or its lease ran out) and return its owner token; None if held."""
     owner = secrets.token_hex(8)
     now = utcnow()
-    # A lock past its expiry belongs to a worker that died: clear it first.
+    db.session.rollback()  # a short transaction of its own, whatever the caller read before
+    # A lock past its lease belongs to a worker that died: clear it first.
     db.session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
     db.session.add(Lock(name=name, owner=owner, expires_at=now + timedelta(seconds=ttl)))
     try:
@@ -35,47 +56,90 @@ def try_acquire(name: str, ttl: float) -> str | None:
     return owner
 
 
-def release(name: str, owner: str) -> None:
-    db.session.rollback()  # the holder may leave mid-transaction; its work is already committed
-    db.session.execute(delete(Lock).where(Lock.name == name, Lock.owner == owner))
-    db.session.commit()
-
-
-@contextmanager
-def redis_lock(url: str, name: str, wait: float, ttl: float):
-    import redis
-    lock = redis.Redis.from_url(url).lock(f"nimbus:lock:{name}", timeout=ttl,
-                                          blocking_timeout=wait if wait > 0 else None)
-    if not lock.acquire(blocking=wait > 0):
-        raise LockBusy(name)
-    try:
-        yield lock.local.token
-    finally:
-        try:
-            lock.release()
-        except redis.exceptions.LockError:  # expired while held: nothing left to release
-            pass
-
-
-@contextmanager
-def named_lock(name: str, wait: float | None = None, ttl: float | None = None):
-    """Hold the lock for the block; wait up to `wait` seconds (0: give up at once) else LockBusy."""
-    ttl = ttl or current_app.config["NIMBUS_LOCK_TIMEOUT"]
-    wait = ttl if wait is None else wait
-    if current_app.config.get("REDIS_URL"):
-        with redis_lock(current_app.config["REDIS_URL"], name, wait, ttl) as token:
-            yield token
-        return
+def acquire(name: str, wait: float = 0, ttl: float | None = None) -> Lease:
+    """Take the lock, waiting up to `wait` seconds (0: give up at once), else raise LockBusy."""
+    ttl = ttl or current_app.config["NIMBUS_LEASE_SECONDS"]
+    url = current_app.config.get("REDIS_URL")
+    if url:
+        # Not thread-local: the worker's heartbeat renews it from another thread.
+        lock = redis_client(url).lock(f"nimbus:lock:{name}", timeout=ttl, thread_local=False,
+                                      blocking_timeout=wait if wait > 0 else None)
+        if not lock.acquire(blocking=wait > 0):
+            raise LockBusy(name)
+        return Lease(name, lock.local.token, ttl, lock)
     deadline = time.monotonic() + wait
     while (owner := try_acquire(name, ttl)) is None:
         if time.monotonic() >= deadline:
             raise LockBusy(name)
         time.sleep(0.05)
+    return Lease(name, owner, ttl)
+
+
+def release(lease: Lease) -> None:
+    if lease.redis_lock is not None:
+        import redis
+        try:
+            lease.redis_lock.release()
+        except redis.exceptions.LockError:  # the lease ran out: nothing left to release
+            pass
+        return
+    db.session.rollback()  # the holder may leave mid-transaction; its work is already committed
+    db.session.execute(delete(Lock).where(Lock.name == lease.name, Lock.owner == lease.owner))
+    db.session.commit()
+
+
+def renew_all(leases: list[Lease]) -> None:
+    """Renew many leases at once: one UPDATE for the database's, one call each for Redis's."""
+    rows = [lease for lease in leases if lease.redis_lock is None]
+    if rows:
+        db.session.rollback()
+        expires = utcnow() + timedelta(seconds=rows[0].ttl)
+        db.session.execute(update(Lock).where(Lock.owner.in_([lease.owner for lease in rows]))
+                           .values(expires_at=expires))
+        db.session.commit()
+    for lease in leases:
+        if lease.redis_lock is not None:
+            lease.redis_lock.reacquire()
+
+
+@contextmanager
+def renewed(lease: Lease):
+    """Keep renewing the lease from a helper thread while the block runs."""
+    app, done = current_app._get_current_object(), threading.Event()
+
+    def heartbeat():
+        with app.app_context():
+            while not done.wait(lease.ttl / 3):
+                try:
+                    lease.renew()
+                except Exception:  # the next beat tries again; the lease outlives one miss
+                    db.session.rollback()
+            db.session.remove()
+
+    thread = threading.Thread(target=heartbeat, name=f"lease-{lease.name}", daemon=True)
+    thread.start()
     try:
-        yield owner
+        yield lease
     finally:
-        release(name, owner)
+        done.set()
+        thread.join()
+
+
+@contextmanager
+def named_lock(name: str, wait: float | None = None, ttl: float | None = None):
+    """Hold the lock for the block, renewed while it runs; wait up to `wait` seconds else LockBusy."""
+    lease = acquire(name, 3 * current_app.config["NIMBUS_LEASE_SECONDS"] if wait is None else wait,
+                    ttl)
+    try:
+        with renewed(lease):
+            yield lease.owner
+    finally:
+        release(lease)
 
 
 def conversation_lock(conversation_id: str, wait: float | None = None):
-    return named_lock(f"conversation:{conversation_id}", wait=wait)
+    return named_lock(conversation_lock_name(conversation_id), wait=wait)
+
+
+def conversation_lock_name(conversation_id: str) -> str:
+    return f"conversation:{conversation_id}"

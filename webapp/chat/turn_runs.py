@@ -1,8 +1,10 @@
 """Replies written in the background: one agent run per pending turn, watched by any number of streams.
 
-A stream only watches. The run owns the turn: it holds the conversation's lock, and finishes and
-saves the turn even when every watcher has gone. Stop (pressed on any process) closes the agent's
-generator, which saves the turn as interrupted with a well-formed partial answer.
+A stream only watches. The run owns the turn: it holds the conversation's lease (renewed, with
+its words checkpointed, by the worker's heartbeat in heartbeat.py), and finishes and saves the
+turn even when every watcher has gone. Stop (pressed on any process) closes the agent's
+generator, which saves the turn as interrupted with a well-formed partial answer. A turn whose
+run died is taken over: closed with the words it had, or answered if it had none.
 """
 import logging
 import threading
@@ -13,27 +15,29 @@ from flask import current_app
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from ..agent.loop import AgentEvent, run_turn
+from .. import locks
+from ..agent.loop import AgentEvent, partial_messages, run_turn
 from ..extensions import db
-from ..locks import conversation_lock
 from ..models import StopRequest, Turn
 
-STOP_POLL_SECONDS = 0.5  # how often a run looks for a Stop pressed on another process
+LOCK_POLL_SECONDS = 0.5  # how often a run waiting on another worker's run looks again
 log = logging.getLogger(__name__)
 
 
 class TurnRun:
     """The agent answering one turn in a background thread, keeping every event for late watchers."""
 
-    def __init__(self, app, turn: Turn, provider):
+    def __init__(self, app, turn_id: int, conversation_id: str, provider):
         self.app, self.provider = app, provider
-        self.turn_id, self.conversation_id = turn.id, turn.conversation_id
+        self.turn_id, self.conversation_id = turn_id, conversation_id
         self.events: list[AgentEvent] = []
         self.finished = False
         self.changed = threading.Condition()
         self.stopping = threading.Event()
-        self.last_stop_poll = 0.0
-        self.thread = threading.Thread(target=self.work, name=f"turn-{turn.id}", daemon=True)
+        self.lease: locks.Lease | None = None
+        self.progress: dict = {}  # the loop's live messages and words, for the heartbeat
+        self.checkpointed = (1, 0)
+        self.thread = threading.Thread(target=self.work, name=f"turn-{turn_id}", daemon=True)
 
     def follow(self, heartbeat: float = 15.0) -> Iterator[AgentEvent | None]:
         """Every event so far, then each new one; None after `heartbeat` seconds of silence."""
@@ -51,10 +55,14 @@ class TurnRun:
     def work(self) -> None:
         with self.app.app_context():
             try:
-                with conversation_lock(self.conversation_id):
-                    turn = db.session.get(Turn, self.turn_id)
-                    if turn is not None and turn.outcome == "pending":  # else: answered elsewhere
-                        self.answer(turn)
+                self.lease = self.take_lease()
+                if self.lease is not None:
+                    try:
+                        with slots_of(self.app):
+                            self.write()
+                    finally:
+                        lease, self.lease = self.lease, None
+                        locks.release(lease)
             except Exception:
                 log.exception("the reply to turn %s failed", self.turn_id)
             finally:
@@ -65,14 +73,38 @@ class TurnRun:
                     runs_of(self.app).pop(self.turn_id, None)
                 db.session.remove()
 
-    def answer(self, turn: Turn) -> None:
-        events = run_turn(turn, self.provider)
+    def take_lease(self) -> locks.Lease | None:
+        """The conversation's lease once free; None once the turn was written elsewhere."""
+        name = locks.conversation_lock_name(self.conversation_id)
+        while True:
+            try:
+                return locks.acquire(name, wait=0)
+            except locks.LockBusy:
+                pass
+            outcome = db.session.scalar(select(Turn.outcome).where(Turn.id == self.turn_id))
+            db.session.commit()
+            if outcome != "pending":
+                return None
+            time.sleep(LOCK_POLL_SECONDS)
+
+    def write(self) -> None:
+        db.session.rollback()
+        turn = db.session.get(Turn, self.turn_id)
+        if turn is None or turn.outcome != "pending":  # answered elsewhere meanwhile
+            return
+        if len(turn.messages) > 1:  # a run that died checkpointed words: keep them, close it
+            from .heartbeat import close_turn
+            close_turn(turn, turn.messages)
+            return
+        if db.session.get(StopRequest, self.turn_id) is not None:
+            self.stopping.set()
+        events = run_turn(turn, self.provider, progress=self.progress)
         try:
             for event in events:
                 with self.changed:
                     self.events.append(event)
                     self.changed.notify_all()
-                if self.stop_requested():
+                if self.stopping.is_set():
                     break
         finally:
             events.close()  # stopped early: the loop saves the turn as interrupted
@@ -80,16 +112,13 @@ class TurnRun:
             db.session.execute(delete(StopRequest).where(StopRequest.turn_id == self.turn_id))
             db.session.commit()
 
-    def stop_requested(self) -> bool:
-        now = time.monotonic()
-        if not self.stopping.is_set() and now - self.last_stop_poll >= STOP_POLL_SECONDS:
-            self.last_stop_poll = now
-            # Its own connection: the run's session may hold an older snapshot of the database.
-            with db.engine.connect() as connection:
-                if connection.scalar(select(StopRequest.turn_id)
-                                     .where(StopRequest.turn_id == self.turn_id)) is not None:
-                    self.stopping.set()
-        return self.stopping.is_set()
+    def snapshot(self) -> list[dict] | None:
+        """The turn as written so far, if it grew since the last checkpoint."""
+        messages, streamed = self.progress.get("messages"), self.progress.get("streamed")
+        if messages is None or (len(messages), len(streamed)) == self.checkpointed:
+            return None
+        self.checkpointed = (len(messages), len(streamed))
+        return partial_messages(messages, streamed)
 
 
 RUNS_LOCK = threading.Lock()
@@ -99,14 +128,31 @@ def runs_of(app) -> dict[int, TurnRun]:
     return app.extensions.setdefault("turn_runs", {})
 
 
+def slots_of(app) -> threading.BoundedSemaphore:
+    """At most NIMBUS_MAX_RUNS runs write at once in this worker; the others wait their turn."""
+    with RUNS_LOCK:
+        return app.extensions.setdefault(
+            "run_slots", threading.BoundedSemaphore(app.config["NIMBUS_MAX_RUNS"]))
+
+
+def is_busy(app) -> bool:
+    """Whether this worker already has as many runs as it may write at once."""
+    return len(runs_of(app)) >= app.config["NIMBUS_MAX_RUNS"]
+
+
 def run_for(turn: Turn, provider) -> TurnRun:
     """The run writing this turn's reply in this process, started now if there is none."""
-    app = current_app._get_current_object()
+    return start_run(current_app._get_current_object(), turn.id, turn.conversation_id, provider)
+
+
+def start_run(app, turn_id: int, conversation_id: str, provider) -> TurnRun:
+    from .heartbeat import ensure_heartbeat  # it imports this module
     with RUNS_LOCK:
-        run = runs_of(app).get(turn.id)
+        run = runs_of(app).get(turn_id)
         if run is None:
-            run = runs_of(app)[turn.id] = TurnRun(app, turn, provider)
+            run = runs_of(app)[turn_id] = TurnRun(app, turn_id, conversation_id, provider)
             run.thread.start()
+    ensure_heartbeat(app)
     return run
 
 

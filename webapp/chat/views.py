@@ -4,11 +4,12 @@ from flask import (Blueprint, Response, abort, current_app, g, render_template, 
 from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
 
-from .. import storage
+from .. import policy, storage
 from . import turn_runs
 from ..extensions import htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
+from .heartbeat import close_if_abandoned
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
 from .titles import short_title
@@ -21,11 +22,8 @@ SEQ_MAX = 2**31 - 1  # turn numbers in URLs: anything larger cannot exist, and w
 
 
 def get_conversation_or_404(conversation_id: str):
-    """The guest's own conversation; a missing and a foreign id both answer 404."""
-    conversation = storage.get_owned_conversation(conversation_id, g.user)
-    if conversation is None:
-        abort(404)
-    return conversation
+    """The visitor's own conversation (webapp/policy.py); a missing or foreign id answers 404."""
+    return policy.get_conversation_or_404(conversation_id, policy.OWN)
 
 
 def get_turn_or_404(conversation, seq: int):
@@ -77,8 +75,9 @@ def start_conversation():
     question = read_question()
     if not question:
         return "", 204
-    conversation = storage.create_conversation(g.user, short_title(question))
-    storage.start_turn(conversation, question)
+    if turn_runs.is_busy(current_app):
+        return busy()
+    conversation = storage.start_conversation(g.user, question, short_title(question)).conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
         push_url=url_for(".show_conversation", conversation_id=conversation.id))
@@ -91,6 +90,8 @@ def send_message(conversation_id):
     question = read_question()
     if not question:
         return "", 204
+    if turn_runs.is_busy(current_app):
+        return busy()
     turn = store_question(conversation, question)
     if turn is None:
         return refuse_while_pending(conversation)
@@ -190,7 +191,8 @@ def read_question() -> str:
 
 def store_question(conversation, question: str):
     """Store the question as a pending turn; None while an earlier reply is still being written."""
-    if storage.pending_turn(conversation) is not None:
+    pending = storage.pending_turn(conversation)
+    if pending is not None and not close_if_abandoned(pending):  # its worker may have died
         return None
     try:
         with conversation_lock(conversation.id, wait=5):
@@ -215,7 +217,17 @@ def refuse_while_pending(conversation) -> Response:
     return response
 
 
+def busy() -> Response:
+    """Admission control: this worker writes as many replies as it may. Nothing is stored, so
+    the history never holds a question nobody answered, and the message stays in the box."""
+    seconds = current_app.config["NIMBUS_BUSY_RETRY_AFTER"]
+    response = refusal(f"Nimbus is busy with many conversations right now. Please send again "
+                       f"in {seconds} seconds; your message is still here.", 503)
+    response.headers["Retry-After"] = str(seconds)
+    return response
+
+
 def refusal(message: str, status: int) -> Response:
-    """An inline error under the message box (base.html lets htmx swap 400, 409 and 422)."""
+    """An inline error under the message box (base.html lets htmx swap 400, 409, 422, 503)."""
     return htmx_response(render_template("chat/_error.html", error=message), status,
                          retarget="#composer-error", reswap="innerHTML")

@@ -1,14 +1,14 @@
 """conversations.deleted_at: a deleted conversation can be restored during its undo window
 
 Revision ID: issue12
-Revises: issue9
+Revises: issue11
 """
 from alembic import op
 import sqlalchemy as sa
 
 
 revision = "issue12"
-down_revision = "issue9"
+down_revision = "issue11"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,41 @@
+"""Refusals people can read: a 4xx says what was wrong where they look, never a bare error page.
+
+An htmx request gets the message swapped into the page's error slot (the chat's message-box
+error, or the page-wide alert every page has); a plain request gets a small page with a way back.
+"""
+from flask import render_template, request
+from werkzeug.exceptions import BadRequest, HTTPException, RequestEntityTooLarge
+
+from ..extensions import htmx
+
+ERROR_SLOTS = "#composer-error, #page-alert"  # the first in the page wins: the chat's own slot
+GENERIC = {400: "The request could not be understood.",
+           413: "That was too much to send at once. Please send something shorter.",
+           429: "Too many requests. Please wait a moment and try again."}
+
+
+def refusal(message: str, status: int, headers: dict | None = None):
+    """The response for a refused request, as a partial (htmx) or a page."""
+    if htmx:
+        body = render_template("_refusal.html", message=message)
+        return body, status, {"HX-Retarget": ERROR_SLOTS, "HX-Reswap": "innerHTML", **(headers or {})}
+    return render_template("refused.html", message=message, status=status), status, headers or {}
+
+
+def message_of(error: HTTPException) -> str:
+    """The error's own description when a view gave one, else a plain sentence for its status."""
+    default = type(error).description
+    if error.description and error.description != default:
+        return error.description
+    return GENERIC.get(error.code, default)
+
+
+def refuse_http_error(error: HTTPException):
+    if request.path.endswith((".json", "/stream")):
+        return {"error": message_of(error)}, error.code
+    return refusal(message_of(error), error.code)
+
+
+def init_app(app) -> None:
+    app.register_error_handler(BadRequest, refuse_http_error)
+    app.register_error_handler(RequestEntityTooLarge, refuse_http_error)

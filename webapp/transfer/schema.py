@@ -1,0 +1,171 @@
+"""The export format as a schema: what an imported file must be before anything is written.
+
+Strict types (no "abc" for a number, no 1e30 for a count), ranges that fit the columns, the
+strategies and settings the app knows, outcomes a finished turn can have, and whole turns: one
+question first, every tool call answered once, by name, with ids unique in the turn.
+"""
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
+
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
+                      field_validator, model_validator)
+
+from ..memory.context import STRATEGIES
+from ..memory.summarizer import STYLES
+
+INT32 = 2**31 - 1  # token counts are INTEGER columns
+OUTCOMES = ("answered", "api_error", "step_limit", "interrupted")  # "pending" is never finished
+
+
+def iso_time(value) -> datetime:
+    """An ISO 8601 string (a number or anything else is refused: it is ambiguous)."""
+    if not isinstance(value, str):
+        raise ValueError("expected an ISO 8601 date and time, like 2026-11-30T10:00:00")
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value[:40]!r} is not an ISO 8601 date and time") from None
+
+
+def to_utc(moment: datetime) -> datetime:
+    """Naive UTC, as every timestamp is stored; an offset is converted, not dropped."""
+    return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+Timestamp = Annotated[datetime, BeforeValidator(iso_time), AfterValidator(to_utc)]
+Count = Annotated[int, Field(ge=0, le=INT32)]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class ToolCall(Strict):
+    id: Name
+    name: Name
+    arguments: dict[str, Any]
+
+
+class UserMessage(Strict):
+    role: Literal["user"]
+    content: str
+
+
+class AssistantMessage(Strict):
+    role: Literal["assistant"]
+    content: str | None = ""
+    tool_calls: list[ToolCall] | None = None
+    provider_raw: dict[str, Any] | None = None
+
+
+class ToolMessage(Strict):
+    role: Literal["tool"]
+    tool_call_id: Name
+    name: Name
+    content: str
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")]
+
+
+class TraceStep(Strict):
+    model_config = ConfigDict(extra="allow")  # tool, arguments, result, error…: shown as given
+    kind: Annotated[str, Field(min_length=1, max_length=40)]
+    step: Count = 0
+    line: str = ""
+    ms: Annotated[float, Field(ge=0, le=1e9)] | None = None
+
+
+class TurnRecord(Strict):
+    messages: Annotated[list[Message], Field(min_length=1)]
+    created_at: Timestamp | None = None
+    outcome: Literal[OUTCOMES] = "answered"
+    trace: list[TraceStep] = []
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
+    context_tokens: Count = 0
+    resend_tokens: Count = 0
+    manifest: dict | None = None  # what the turn's model calls received (webapp/memory/manifest.py)
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def finished(cls, value):
+        if value == "pending":
+            raise ValueError("a stored turn is finished: outcome 'pending' cannot be imported")
+        return value
+
+    @model_validator(mode="after")
+    def whole(self):
+        """One question first; every tool call answered once, by its name, after it was made."""
+        roles = [m.role for m in self.messages]
+        if roles[0] != "user":
+            raise ValueError("a turn must start with a user message")
+        if "user" in roles[1:]:
+            raise ValueError("a turn holds exactly one user message")
+        calls: dict[str, str] = {}
+        answered: set[str] = set()
+        for i, m in enumerate(self.messages, 1):
+            for call in getattr(m, "tool_calls", None) or []:
+                if call.id in calls:
+                    raise ValueError(f"message {i}: tool call id {call.id!r} is used twice")
+                calls[call.id] = call.name
+            if m.role == "tool":
+                if m.tool_call_id not in calls:
+                    raise ValueError(f"message {i}: tool result without a matching tool call")
+                if m.tool_call_id in answered:
+                    raise ValueError(f"message {i}: tool call {m.tool_call_id!r} has two results")
+                if m.name != calls[m.tool_call_id]:
+                    raise ValueError(f"message {i}: the result of {m.tool_call_id!r} is named "
+                                     f"{m.name!r}, but the call was to {calls[m.tool_call_id]!r}")
+                answered.add(m.tool_call_id)
+        if missing := [c for c in calls if c not in answered]:
+            raise ValueError(f"tool call {missing[0]!r} without a result")
+        return self
+
+
+class Settings(Strict):
+    budget: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    recent_turns: Annotated[int, Field(ge=0, le=100)] | None = None
+    max_age_days: Annotated[float, Field(gt=0, le=36_500)] | None = None
+    candidate_pool: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    summary_style: str | None = None
+
+    @field_validator("summary_style")
+    @classmethod
+    def known_style(cls, value):
+        if value is not None and value not in STYLES:
+            raise ValueError(f"unknown summary style {value!r}; choose from {', '.join(STYLES)}")
+        return value
+
+
+class ConversationExport(Strict):
+    format: Literal["nimbus.conversation"]
+    version: Literal[1]
+    id: str | None = None  # an import always gets a new id
+    title: str | None = None
+    strategy: str = "compact"
+    settings: Settings = Settings()
+    created_at: Timestamp | None = None
+    turns: Annotated[list[TurnRecord], Field(min_length=1, max_length=100_000)]
+    request_texts: dict[str, str] = {}  # the manifests' texts by hash
+
+    @field_validator("strategy")
+    @classmethod
+    def known_strategy(cls, value):
+        if value not in STRATEGIES:
+            raise ValueError(f"unknown strategy {value!r}; choose from {', '.join(STRATEGIES)}")
+        return value
+
+
+class PlainMessage(BaseModel):
+    """A message of a plain transcript: its role and optional time; the keys its role has in the
+    neutral format (NEUTRAL_KEYS) are checked as a turn's, the rest (ids, metadata) left out."""
+    model_config = ConfigDict(strict=True, extra="ignore")
+    role: Literal["system", "user", "assistant", "tool"]
+    created_at: Timestamp | None = None
+
+
+NEUTRAL_KEYS = {"system": ("role", "content"), "user": ("role", "content"),
+                "assistant": ("role", "content", "tool_calls", "provider_raw"),
+                "tool": ("role", "tool_call_id", "name", "content")}
