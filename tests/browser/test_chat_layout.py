@@ -45,7 +45,7 @@ def test_no_page_scrolls_sideways(new_page, size):
     page = new_page(*size)
     conversation = seeded(page)
     for path in ["/", f"/c/{conversation}", f"/c/{conversation}/viewer", "/memories",
-                 "/search?q=refund", "/c/" + "0" * 32]:
+                 "/search?q=refund", "/login", "/signup", "/account", "/c/" + "0" * 32]:
         page.goto(path)
         scroll = page_scroll(page)
         assert scroll["scrollWidth"] <= scroll["width"], path
