@@ -1,7 +1,7 @@
 """IDOR: every route of the app, walked as each role of two tenants, answers as the policy says.
 
 Tenant demo has the owner (a customer), another customer, a guest, staff and an admin; tenant
-shop2 has its own staff and admin. Refusals must be 404 (an id says nothing), and nothing is a 500.
+shop2 has its own customer, staff and admin. Refusals must be 404 (an id says nothing), and nothing is a 500.
 """
 import shutil
 
@@ -17,7 +17,7 @@ from webapp.storage import create_conversation
 from .accounts_support import make_account, sign_in
 from .conftest import ask, make_app, wait_for_replies
 
-ACTORS = ("owner", "customer", "guest", "staff", "admin", "staff_b", "admin_b")
+ACTORS = ("owner", "customer", "guest", "staff", "admin", "customer_b", "staff_b", "admin_b")
 EVERYONE = set(ACTORS)
 TENANT_STAFF = {"staff", "admin"}
 ANY_STAFF = {"staff", "admin", "staff_b", "admin_b"}
@@ -65,6 +65,7 @@ def world(tmp_path, migrated_database):
         make_account("other@example.com")
         make_account("staff-a@example.com", "staff")
         make_account("admin-a@example.com", "admin")
+        make_account("customer-b@example.com", tenant="shop2")
         make_account("staff-b@example.com", "staff", tenant="shop2")
         make_account("admin-b@example.com", "admin", tenant="shop2")
         _, conversation, _ = ask(owner, "Where is my order #1041?")
@@ -77,6 +78,7 @@ def world(tmp_path, migrated_database):
         clients = {}
         for actor, email in (("owner", "owner@example.com"), ("customer", "other@example.com"),
                              ("staff", "staff-a@example.com"), ("admin", "admin-a@example.com"),
+                             ("customer_b", "customer-b@example.com"),
                              ("staff_b", "staff-b@example.com"), ("admin_b", "admin-b@example.com")):
             clients[actor] = app.test_client()
             assert sign_in(clients[actor], email).status_code == 303

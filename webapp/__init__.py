@@ -52,6 +52,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import accounts, staff
     accounts.init_app(app)
     staff.init_app(app)
+    security.limit_writes(app)  # per session and per IP, on the routes that write
 
     from . import cli
     cli.init_app(app)

@@ -12,12 +12,18 @@ from .models import Conversation, Turn, User, utcnow
 TITLE_CHARS = 60
 
 
-def create_conversation(user: User, title: str | None = None) -> Conversation:
+def new_conversation(user: User, title: str | None = None) -> Conversation:
+    """A conversation of `user`, added to the session but not committed."""
     shop = user.tenant.settings or {}  # an admin may choose the strategy new chats start with
     conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id,
                                 title=title or "New conversation",
                                 strategy=shop.get("strategy") or "compact")
     db.session.add(conversation)
+    return conversation
+
+
+def create_conversation(user: User, title: str | None = None) -> Conversation:
+    conversation = new_conversation(user, title)
     db.session.commit()
     return conversation
 
@@ -65,9 +71,7 @@ def pending_turn(conversation: Conversation) -> Turn | None:
 def start_conversation(user: User, question: str, title: str | None = None) -> Turn:
     """A new conversation with its first question, committed together: a refused send leaves no
     empty conversation behind."""
-    conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id,
-                                title=title or "New conversation")
-    db.session.add(conversation)
+    conversation = new_conversation(user, title)
     db.session.flush()  # an id for the turn; start_turn's commit is the only one
     return start_turn(conversation, question)
 
