@@ -87,3 +87,9 @@ def test_a_paced_reply_takes_its_time(alex):
     started = time.monotonic()
     ask(alex, "Hello", provider=OfflineModel(words_per_second=200))
     assert time.monotonic() - started >= 0.05  # ~20 words at 200 a second: never instant
+
+
+def test_the_command_line_prints_its_answer_without_the_demo_pace(app, runner, monkeypatch):
+    app.config["NIMBUS_OFFLINE_WORDS_PER_SECOND"] = 5
+    monkeypatch.setattr("webapp.llm.offline.time.sleep", lambda s: pytest.fail("slept"))
+    assert "Hi! I'm Nimbus" in runner.invoke(args=["ask", "Hello"]).output

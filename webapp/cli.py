@@ -90,7 +90,9 @@ def answer(conversation, question: str, echo_trace: bool) -> str:
     text = ""
     with conversation_lock(conversation.id):
         turn = start_turn(conversation, question)
-        for event in run_turn(turn, get_provider(current_app.config)):
+        # The answer is printed whole: the offline model's demo pace would only make it wait.
+        provider = get_provider({**current_app.config, "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
+        for event in run_turn(turn, provider):
             if event.line and echo_trace:
                 click.echo(f"  [step {event.step}] {event.line}", err=echo_trace == "stderr")
             if event.kind == "answer":

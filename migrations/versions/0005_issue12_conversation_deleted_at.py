@@ -1,7 +1,7 @@
 """conversations.deleted_at: a deleted conversation can be restored during its undo window
 
 Revision ID: issue12
-Revises: issue9
+Revises: issue11
 """
 from alembic import op
 import sqlalchemy as sa

@@ -220,6 +220,16 @@
     });
   }
 
+  // The Undo note leaves once its window has passed (the conversation is then gone for good).
+  function expireUndo() {
+    document.querySelectorAll(".undo-note:not([data-timed])").forEach(function (note) {
+      note.dataset.timed = "1";
+      setTimeout(function () { note.remove(); }, 1000 * parseFloat(note.dataset.seconds || "15"));
+    });
+  }
+  document.addEventListener("htmx:afterSettle", expireUndo);
+  document.addEventListener("DOMContentLoaded", expireUndo);
+
   // Back on this tab: show what another tab (or device) sent meanwhile.
   function catchUp() {
     var messages = byId("messages");

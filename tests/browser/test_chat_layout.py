@@ -45,7 +45,7 @@ def test_no_page_scrolls_sideways(new_page, size):
     page = new_page(*size)
     conversation = seeded(page)
     for path in ["/", f"/c/{conversation}", f"/c/{conversation}/viewer", "/memories",
-                 "/search?q=refund", "/c/" + "0" * 32]:
+                 "/search?q=refund", "/login", "/signup", "/account", "/c/" + "0" * 32]:
         page.goto(path)
         scroll = page_scroll(page)
         assert scroll["scrollWidth"] <= scroll["width"], path
@@ -253,3 +253,14 @@ def test_after_stop_the_message_box_has_the_focus(page, reply_with):  # noqa: F8
     page.keyboard.press("Enter")
     expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
     expect(page.get_by_label("Message Nimbus")).to_be_focused()
+
+
+def test_the_undo_note_leaves_when_its_window_has_passed(page, live_app, monkeypatch):
+    monkeypatch.setitem(live_app.config, "NIMBUS_DELETE_UNDO_SECONDS", 1)
+    page.goto("/")
+    send(page, "Hello", 0)
+    page.get_by_role("button", name="Delete “Hello”").click()
+    expect(page.get_by_role("button", name="Undo")).to_be_visible()
+    expect(page.get_by_role("button", name="Undo")).to_have_count(0, timeout=5000)
+    page.reload()
+    expect(page.locator(".conversation-item")).to_have_count(0)

@@ -1,7 +1,7 @@
 """The sidebar's actions on one conversation: rename inline, delete, and undo a delete."""
 from urllib.parse import unquote, urlsplit
 
-from flask import abort, g, render_template, request, url_for
+from flask import g, render_template, request, url_for
 from flask_htmx import make_response as htmx_response
 
 from .. import storage
@@ -57,10 +57,11 @@ def delete_conversation(conversation_id):
 
 @bp.post("/c/<conversation_id>/restore")
 def restore_conversation(conversation_id):
-    """Undo a delete still in its window; too late (or not this guest's), it is 404 like any other."""
+    """Undo a delete still in its window; too late (or not this visitor's), it is 404 like any other."""
     conversation = storage.get_deleted_conversation(conversation_id, g.user)
-    if conversation is None:
-        abort(404)
+    if conversation is None:  # already restored (say, in another tab), or 404
+        get_conversation_or_404(conversation_id)
+        return render_template("chat/_sidebar.html", **sidebar(open_conversation_id()))
     storage.restore_conversation(conversation)
     if open_conversation_id() is None and request.form.get("reopen"):
         return htmx_response("", redirect=url_for(".show_conversation", conversation_id=conversation.id))

@@ -206,16 +206,6 @@ def store_question(conversation, question: str):
         return None
 
 
-def busy() -> Response:
-    """Admission control: this worker writes as many replies as it may. Nothing is stored, so
-    the history never holds a question nobody answered, and the message stays in the box."""
-    seconds = current_app.config["NIMBUS_BUSY_RETRY_AFTER"]
-    response = refusal(f"Nimbus is busy with many conversations right now. Please send again "
-                       f"in {seconds} seconds; your message is still here.", 503)
-    response.headers["Retry-After"] = str(seconds)
-    return response
-
-
 def refuse_while_pending(conversation) -> Response:
     """409, with the reply being written (perhaps started in another tab) and its Stop button."""
     pending = storage.pending_turn(conversation)
@@ -227,6 +217,16 @@ def refuse_while_pending(conversation) -> Response:
     response = refusal("Nimbus is still answering your last message: wait for it, or press Stop.", 409)
     response.set_data(response.get_data(as_text=True) + render_template(
         "chat/_refused_pending.html", conversation=conversation, turns=missed, pending=pending))
+    return response
+
+
+def busy() -> Response:
+    """Admission control: this worker writes as many replies as it may. Nothing is stored, so
+    the history never holds a question nobody answered, and the message stays in the box."""
+    seconds = current_app.config["NIMBUS_BUSY_RETRY_AFTER"]
+    response = refusal(f"Nimbus is busy with many conversations right now. Please send again "
+                       f"in {seconds} seconds; your message is still here.", 503)
+    response.headers["Retry-After"] = str(seconds)
     return response
 
 
