@@ -2,6 +2,7 @@
 import secrets
 from datetime import datetime, timezone
 
+from flask_login import UserMixin
 from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -23,19 +24,47 @@ class Tenant(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(200))
+    # Shop-wide defaults an admin sets (webapp/staff/settings.py): strategy, budget, persona…
+    settings: Mapped[dict] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
-class User(db.Model):
+ROLES = ("customer", "staff", "admin")
+
+
+def new_session_token() -> str:
+    return secrets.token_hex(16)
+
+
+class User(UserMixin, db.Model):
     __tablename__ = "users"
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
     email: Mapped[str] = mapped_column(String(320), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     is_guest: Mapped[bool] = mapped_column(default=False)
+    role: Mapped[str] = mapped_column(String(16), default="customer")  # one of ROLES, in its tenant
+    password_hash: Mapped[str | None] = mapped_column(String(200))  # argon2id; None: cannot sign in
+    failed_logins: Mapped[int] = mapped_column(default=0)  # since the last success or lock-out
+    locked_until: Mapped[datetime | None]
+    # Part of the id in the session and remember cookie: changing it signs out every browser.
+    session_token: Mapped[str] = mapped_column(String(32), default=new_session_token)
+    last_login_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     tenant: Mapped[Tenant] = relationship()
+
+    def get_id(self) -> str:
+        return f"{self.id}:{self.session_token}"
+
+    @property
+    def is_staff(self) -> bool:
+        """Staff and admins see every conversation of their tenant; guests never are."""
+        return not self.is_guest and self.role in ("staff", "admin")
+
+    @property
+    def is_admin(self) -> bool:
+        return not self.is_guest and self.role == "admin"
 
 
 class Conversation(db.Model):
@@ -138,5 +167,40 @@ class JobRun(db.Model):
     lease_until: Mapped[datetime] = mapped_column(index=True)
 
 
+class AuditEntry(db.Model):
+    """Who did what, when: staff opening a customer's conversation, deletions. Never content."""
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    actor_email: Mapped[str] = mapped_column(String(320), default="")  # kept if the actor goes
+    action: Mapped[str] = mapped_column(String(40))
+    # What it was about; a deleted customer or conversation leaves NULL behind, not their id.
+    customer_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    conversation_id: Mapped[str | None] = mapped_column(
+        ForeignKey("conversations.id", ondelete="SET NULL"))
+    detail: Mapped[str] = mapped_column(String(500), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ShareLink(db.Model):
+    """A read-only link to one conversation's viewer for somebody without an account."""
+    __tablename__ = "share_links"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Signed into the link with the id: a reused id (SQLite) never revives an old link.
+    key: Mapped[str] = mapped_column(String(32), default=new_session_token)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), index=True)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+    conversation: Mapped[Conversation] = relationship()
+    creator: Mapped[User | None] = relationship()
+
+
 Index("ix_conversations_user_updated", Conversation.user_id, Conversation.updated_at)
+Index("ix_conversations_tenant_updated", Conversation.tenant_id, Conversation.updated_at)
+Index("ix_audit_log_tenant_id_id", AuditEntry.tenant_id, AuditEntry.id)
 Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)

@@ -13,8 +13,10 @@ TITLE_CHARS = 60
 
 
 def create_conversation(user: User, title: str | None = None) -> Conversation:
+    shop = user.tenant.settings or {}  # an admin may choose the strategy new chats start with
     conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id,
-                                title=title or "New conversation")
+                                title=title or "New conversation",
+                                strategy=shop.get("strategy") or "compact")
     db.session.add(conversation)
     db.session.commit()
     return conversation

@@ -13,7 +13,7 @@ from ..models import Turn, utcnow
 from . import summarizer
 from ..storage import iter_turns_newest_first
 from .context import (RESERVATIONS, SECTION_SOURCES, SUMMARY_STRATEGIES, Policy, Section,
-                      plan_history, sized)
+                      plan_history, sized, tenant_settings)
 
 MAX_ROUNDS = 10  # model calls per refresh; a job that is not caught up queues itself again
 
@@ -32,7 +32,8 @@ class ConversationSummary(db.Model):
 
 def style_of(conversation, config=None) -> str:
     config = config or current_app.config
-    return (conversation.settings or {}).get("summary_style", config["NIMBUS_SUMMARY_STYLE"])
+    shop = tenant_settings(conversation).get("summary_style", config["NIMBUS_SUMMARY_STYLE"])
+    return (conversation.settings or {}).get("summary_style", shop)
 
 
 def cached_summary(conversation, style: str | None = None) -> ConversationSummary | None:

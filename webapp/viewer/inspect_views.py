@@ -5,7 +5,7 @@ from pathlib import Path
 
 from flask import abort, current_app, jsonify, render_template, request
 
-from ..chat.views import get_conversation_or_404
+from ..policy import get_conversation_or_404
 from ..extensions import htmx
 from ..memory.context import STRATEGIES
 from ..storage import get_turn

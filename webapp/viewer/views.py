@@ -4,7 +4,7 @@ import json
 from flask import (Blueprint, current_app, jsonify, make_response, redirect, render_template,
                    request, url_for)
 
-from ..chat.views import get_conversation_or_404
+from ..policy import APPLY, get_conversation_or_404
 from ..extensions import htmx
 from ..models import utcnow
 from .payload import report_payload
@@ -87,7 +87,7 @@ def show_json(conversation_id):
 @bp.post("/c/<conversation_id>/viewer/settings")
 def apply_settings(conversation_id):
     """Make the previewed strategy and its settings the conversation's own."""
-    conversation = get_conversation_or_404(conversation_id)
+    conversation = get_conversation_or_404(conversation_id, APPLY)
     try:
         policy = what_if_policy(conversation, current_app.config, request.form)
     except WhatIfError as problem:
