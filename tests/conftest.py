@@ -19,7 +19,7 @@ def make_app(path):
     # Embeddings are on by default; tests about them switch them on (tests/test_memory_recall.py),
     # the rest skip embedding every turn they write.
     return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}",
-                       "NIMBUS_MEMORY_SEARCH": False})
+                       "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0, "NIMBUS_MEMORY_SEARCH": False})
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh dat
 
 def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
-                      "NIMBUS_MEMORY_SEARCH": True})
+                      "NIMBUS_MEMORY_SEARCH": True, "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
     with app.app_context():
         try:
             create_schema()
