@@ -16,8 +16,10 @@ from webapp.storage import create_conversation, start_turn
 
 
 def make_app(path):
+    # Embeddings are on by default; tests about them switch them on (tests/test_memory_recall.py),
+    # the rest skip embedding every turn they write.
     return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}",
-                       "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
+                       "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0, "NIMBUS_MEMORY_SEARCH": False})
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ def live_app(tmp_path_factory):
                       "DATABASE_URL": f"sqlite:///{database}", "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0,
                       # One live server for every browser test, all from one address: the limits
                       # have their own tests (tests/test_rate_limits.py).
-                      "NIMBUS_RATE_LIMIT_ENABLED": False})
+                      "NIMBUS_RATE_LIMIT_ENABLED": False, "NIMBUS_MEMORY_SEARCH": False})
     with app.app_context():
         create_schema()
         seed_demo(app.config["NIMBUS_DEMO_TENANT"])
