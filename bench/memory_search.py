@@ -82,6 +82,42 @@ def summary(times: list[float]) -> tuple[float, float]:
     return statistics.median(times), float(np.percentile(times, 95))
 
 
+def embedding_throughput(config) -> None:
+    """`memories embed` before and after batching, over the 300 turns of one recall-bench user:
+    one text per model run and one commit per row, against batches on every core."""
+    from bench.recall_corpus import build
+    from webapp.llm.messages import assistant_message, user_message
+    from webapp.memory.longterm.history import store_turn_vectors, turn_text
+    from webapp.memory.longterm.models import TurnVector
+    from webapp.models import Turn
+    from webapp.transfer import FORMAT, VERSION, import_conversation
+    tenant = get_or_create_tenant("bench-embed", "Bench embed")
+    user = get_or_create_user(tenant, "embed@bench.invalid", "Bench Embed")
+    db.session.commit()
+    for session in build(1)[0].sessions:
+        import_conversation({"format": FORMAT, "version": VERSION, "turns": [
+            {"messages": [user_message(t["question"]), assistant_message(t["answer"])]}
+            for t in session]}, user)
+    turns = db.session.scalars(db.select(Turn).join(Turn.conversation)
+                               .where(Turn.conversation.has(user_id=user.id))).all()
+    embedder = MiniLMEmbedder()
+    started = time.perf_counter()
+    for turn in turns:  # what `memories embed` did: one text, one row, one commit at a time
+        vector = embedder.embed([turn_text(turn)])[0]
+        db.session.add(TurnVector(turn_id=turn.id, embedding=to_bytes(vector),
+                                  embedding_model=MINILM_NAME))
+        db.session.commit()
+    one_by_one = time.perf_counter() - started
+    db.session.execute(db.delete(TurnVector))
+    db.session.commit()
+    started = time.perf_counter()
+    for start in range(0, len(turns), 256):
+        store_turn_vectors(turns[start:start + 256], config)
+    batched = time.perf_counter() - started
+    print(f"embedding {len(turns)} turns: one at a time {one_by_one:.1f} s, batched "
+          f"{batched:.1f} s on {os.cpu_count()} core(s): {one_by_one / batched:.1f}x faster")
+
+
 def main() -> None:
     folder = tempfile.mkdtemp(prefix="nimbus-bench-")
     app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{folder}/bench.db"})
@@ -93,6 +129,7 @@ def main() -> None:
         print(f"MiniLM loaded in {(time.perf_counter() - started) * 1000:.0f} ms")
         base_texts = sentences()
         base_vectors = embedder.embed(base_texts)
+        embedding_throughput({**app.config, "NIMBUS_MEMORY_SEARCH": True})
         single = timed(lambda i: embedder.embed([QUERIES[i % len(QUERIES)]]), REPEATS)
         print(f"one query embedding: median {summary(single)[0]:.1f} ms, "
               f"p95 {summary(single)[1]:.1f} ms")

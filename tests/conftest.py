@@ -92,7 +92,7 @@ def guest(client):
 def guest_user(client):
     """The User behind a test client's session."""
     with client.session_transaction() as session:
-        return db.session.get(User, session["user_id"])
+        return db.session.get(User, int(session["_user_id"].split(":")[0]))
 
 
 def sse_events(body: str) -> list[tuple[str, str]]:

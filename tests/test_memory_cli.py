@@ -111,6 +111,19 @@ def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
     assert "Embedded 0 memory(ies) and 0 turn(s)" in run(runner, "memories", "embed")
 
 
+def test_embed_runs_in_batches_with_a_progress_bar(runner, app, alex, monkeypatch):
+    from webapp.memory.longterm.embeddings import MiniLMEmbedder
+    for question in ("Hi", "Where is my parcel?", "Thanks", "Bye", "Order 1042?"):
+        ask(alex, question)
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    batches, original = [], MiniLMEmbedder.embed
+    monkeypatch.setattr(MiniLMEmbedder, "embed",
+                        lambda self, texts: batches.append(len(texts)) or original(self, texts))
+    output = run(runner, "memories", "embed", "--batch", "2")
+    assert "Embedding" in output and "Embedded 0 memory(ies) and 5 turn(s)" in output
+    assert batches == [2, 2, 1]
+
+
 def test_save_memory_writes_where_the_model_says_within_the_session(app, alex, sam):
     from .fakes.scripted_model import ScriptedModel
     model = ScriptedModel({"tool": "save_memory", "arguments": {

@@ -202,11 +202,50 @@ def test_the_instructions_can_be_replaced_but_not_the_output_shape(app, alex, tm
     assert MARKER in prompt and '"enum": ["workspace", "account", "order"]' in prompt
 
 
-def test_remember_that_we_always_is_shared_with_the_account(app, alex, sam):
+def test_remember_that_we_always_is_one_memory_shared_with_the_account(app, alex, sam):
     conversation = chat(alex, "Remember that we always pay by invoice.")
+    assert len(contents(alex)) == 1  # the save_memory tool's copy, personal
     distil_conversation(conversation.id)
+    assert len(contents(alex)) == 1  # the distiller's replaced it
     memory = newest(SessionScope.for_user(alex), 1)[0]
     assert memory.content == 'Alex Rivera says: "We always pay by invoice."'
     assert (memory.memorable_type, memory.memorable_id, memory.subject_id) == ("account", alex.id,
                                                                                None)
     assert contents(sam) == []
+
+
+def test_a_fact_the_tool_kept_in_the_same_place_is_not_written_twice(app, alex):
+    conversation = chat(alex, "Remember that I prefer email over phone.")
+    distil_conversation(conversation.id)
+    assert contents(alex) == ["Alex Rivera prefers email over phone."]
+
+
+def test_remember_to_is_advice_not_a_fact(app, alex):
+    conversation = chat(alex, "Remember to send the invoice with the parcel.",
+                        "Please remember to call before delivering.")
+    assert distil_conversation(conversation.id) == "nothing found"
+    assert contents(alex) == []
+
+
+def test_distilled_memories_are_grammatical(app, alex):
+    conversation = chat(alex, "I don't want calls after 6pm.", "Remember that I knew the old "
+                        "manager.", "Remember that I met the courier at the back door.",
+                        "Remember that I wanted the blue one.", "I always fix my own bike.")
+    distil_conversation(conversation.id)
+    assert sorted(contents(alex)) == [
+        "Alex Rivera doesn't want calls after 6pm.", "Alex Rivera knew the old manager.",
+        "Alex Rivera met the courier at the back door.", 'Alex Rivera said: "I always fix my '
+        'own bike."', "Alex Rivera wanted the blue one."]
+
+
+def test_distilled_memories_are_embedded_together(app, alex, monkeypatch):
+    from webapp.memory.longterm.embeddings import MiniLMEmbedder
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    batches = []
+    original = MiniLMEmbedder.embed
+    monkeypatch.setattr(MiniLMEmbedder, "embed",
+                        lambda self, texts: batches.append(len(texts)) or original(self, texts))
+    conversation = chat(alex, "Hi", "My name is Dara.", "I prefer email over phone.")
+    batches.clear()
+    distil_conversation(conversation.id)
+    assert batches == [2] and all(m.embedding for m in newest(SessionScope.for_user(alex), 5))

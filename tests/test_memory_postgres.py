@@ -52,3 +52,30 @@ def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
         finally:
             db.session.remove()
             db.engine.dispose()
+
+
+def test_keyword_ranking_on_postgresql_matches_sqlite(postgres_url):  # noqa: F811
+    """Scores are computed in Python from the scope's counts, so both databases rank alike."""
+    from datetime import datetime
+    app = create_app({"TESTING": True, "DATABASE_URL": postgres_url})
+    with app.app_context():
+        try:
+            create_schema()
+            seed_demo("demo")
+            alex, sam = find_user("alex@example.com"), find_user("sam@example.com")
+            _, first, _ = ask(alex, "My espresso grinder is broken, the espresso grinder burrs "
+                                    "are stuck.")
+            for i in range(3):
+                ask(alex, f"Do you sell a grinder stand number {i}?")
+                ask(sam, f"Espresso question {i}")
+            results, mode = search_turns(alex, "espresso grinder", app.config)
+            assert mode == "keywords" and len(results) == 4
+            assert results[0]["question"].startswith("My espresso grinder")
+            assert [r["question"][-2] for r in results[1:]] == ["2", "1", "0"]  # ties: newest
+            first.turns[0].created_at = datetime(2026, 3, 14, 19, 30)
+            db.session.commit()
+            by_day, _ = search_turns(alex, "what did I say on March 14?", app.config)
+            assert by_day[0]["conversation_id"] == first.id
+        finally:
+            db.session.remove()
+            db.engine.dispose()

@@ -62,18 +62,17 @@ def test_a_memory_without_a_vector_is_reachable_by_keywords_and_sorts_last(app, 
     assert found[1][1].startswith("no vector · keyword rank")
 
 
-def test_an_embedder_that_is_down_falls_back_to_keywords_and_recency(alex, searching,
-                                                                     monkeypatch, caplog):
+def test_an_embedder_that_is_down_falls_back_to_keywords(alex, searching, monkeypatch, caplog):
     def down(self, texts):
         raise EmbedderUnavailable("model file missing")
     monkeypatch.setattr(MiniLMEmbedder, "embed", down)
     memory = note(alex, "Alex prefers email over phone.", searching)
     assert memory.embedding is None  # still stored, just without a vector
     found, mode = search(SessionScope.for_user(alex), "email", searching)
-    assert mode == "keywords + recency" and found[0][1] == "keyword rank 1 · recency rank 1"
+    assert mode == "keywords" and found[0][1] == "keyword rank 1"
     recalled, _ = for_prompt(SessionScope.for_user(alex), searching, "what is the weather")
     assert [m.id for m, _ in recalled] == [memory.id]
-    assert "recalling by keywords and recency" in caplog.text
+    assert "recalling by keywords" in caplog.text
 
 
 def test_the_block_ranks_by_the_question_being_answered(app, alex, searching):
@@ -110,7 +109,7 @@ def test_an_openai_compatible_embeddings_endpoint(app, alex, searching):
         assert mode == "hybrid" and found[0][1].startswith("similarity 1.00")
         server.down()
         found, mode = search(SessionScope.for_user(alex), "email", searching)
-        assert mode == "keywords + recency" and found[0][0].id == memory.id
+        assert mode == "keywords" and found[0][0].id == memory.id
 
 
 def test_conversation_search_is_hybrid_and_only_over_ones_own_turns(app, alex, sam, searching):
@@ -125,13 +124,14 @@ def test_conversation_search_is_hybrid_and_only_over_ones_own_turns(app, alex, s
 def test_a_word_in_most_memories_is_not_scored(app, alex):
     from sqlalchemy import insert
 
-    from webapp.memory.longterm.keywords import informative, memory_matches
+    from webapp.memory.longterm.keywords import memories_indexed, memory_matches, statistics
     rows = [{"tenant_id": alex.tenant_id, "subject_id": alex.id, "source": "hand",
              "content": f"The customer asked question {i}."} for i in range(1200)]
     rows[7]["content"] = "The customer loves the espresso grinder."
     db.session.execute(insert(Memory), rows)
     db.session.commit()
-    assert informative(["customer", "grinder"], "memories_fts", Memory.content,
-                       Memory.id) == ["grinder"]
     scope = SessionScope.for_user(alex)
-    assert len(memory_matches(scope.applies(), "customer grinder", 50)) == 1
+    stats = statistics(memories_indexed(scope.applies()), ["customer", "grinder"], [])
+    assert stats.rows == 1200 and stats.holding == {"grinder": 1}
+    scores, rows = memory_matches(scope.applies(), "customer grinder", 50)
+    assert len(scores) == 1 and len(rows) == 1

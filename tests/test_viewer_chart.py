@@ -12,7 +12,8 @@ def test_totals_and_the_saving_in_words():
     assert (chart.total_sent, chart.total_resend, chart.saved) == (700, 2000, 1300)
     assert chart.percent_sent == 35
     assert chart.sentence == ("This conversation sent 35% of the tokens a resend-everything chat "
-                              "would have (700 of 2,000 prompt tokens; 1,300 saved).")
+                              "would have (700 of 2,000 prompt tokens over every model call; "
+                              "1,300 saved).")
 
 
 def test_per_turn_panel_coordinates():
@@ -48,7 +49,7 @@ def test_one_turn_is_centred_and_no_turns_is_said_plainly():
     single = cost_chart([1], [80], [80])
     assert single.panels[0].sent[0][0] == LEFT + (WIDTH - LEFT - RIGHT) / 2
     assert single.percent_sent == 100
-    assert single.sentence.endswith("(80 of 80 prompt tokens; 0 saved). The two lines overlap: "
+    assert single.sentence.endswith("(80 of 80 prompt tokens over every model call; 0 saved). The two lines overlap: "
                                     "nothing had to be trimmed yet.")
     empty = cost_chart([], [], [])
     assert empty.panels == [] and empty.percent_sent is None

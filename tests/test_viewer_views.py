@@ -42,8 +42,8 @@ def test_page_shows_fates_sections_and_the_chart(guest, conversation):
     assert "older than the 2 most recent turns: question and answer only" in html
     assert html.index("System prompt") < html.index("Conversation history") < html.index("Turn 1")
     assert "How to read this page" in html and "<svg class=\"chart\"" in html
-    sent, resend = (sum(getattr(t, name) for t in conversation.turns)
-                    for name in ("context_tokens", "resend_tokens"))
+    sent = sum(t.prompt_tokens for t in conversation.turns)  # every model call, as reported
+    resend = sent + sum(t.resend_tokens - t.context_tokens for t in conversation.turns)
     assert (f"This conversation sent {round(100 * sent / resend)}% of the tokens a "
             f"resend-everything chat would have ({sent:,} of {resend:,} prompt tokens") in html
 
@@ -79,8 +79,8 @@ def test_json_matches_the_page_and_show_context(guest, conversation, runner):
     assert history["messages"] == [m for t in data["turns"] for m in t["sent"]]
     assert data["fates"] == {"DROPPED": 1, "FULL": 2}
     assert data["cost"]["turns"] == [1, 2, 3]
-    assert data["cost"]["sent"] == [t.context_tokens for t in conversation.turns]
-    assert data["cost"]["resend"] == [t.resend_tokens for t in conversation.turns]
+    assert data["cost"]["sent"] == [t.prompt_tokens for t in conversation.turns]
+    assert data["cost"]["sent"] == [t["usage"]["prompt_tokens"] for t in data["turns"]]
     email = guest_user(guest).email
     printed = runner.invoke(args=["show", conversation.id, "--context", "--user", email,
                                   "--budget", str(DROPPING_BUDGET)]).output

@@ -31,10 +31,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import security
     security.init_app(app)  # bounded ids, no NUL, UTF-8; before the blueprints add their routes
 
-    from . import jobs
+    from . import jobs, policy
     from .chat import identity, rendering
     jobs.init_app(app)
     identity.init_app(app)
+    policy.init_app(app)
     rendering.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
@@ -47,6 +48,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .viewer import views as viewer
     app.register_blueprint(chat.bp)
     app.register_blueprint(viewer.bp)
+    from . import accounts, staff
+    accounts.init_app(app)
+    staff.init_app(app)
 
     from . import cli
     cli.init_app(app)

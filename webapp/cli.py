@@ -76,6 +76,9 @@ def init_db(demo):
         tenant = seed_demo(current_app.config["NIMBUS_DEMO_TENANT"])
         click.echo(f"Demo shop '{tenant.name}' ready; demo customer "
                    f"{current_app.config['NIMBUS_DEMO_USER']} (orders #1041-#1045).")
+        from .accounts.cli import ensure_demo_team
+        for line in ensure_demo_team(current_app.config):
+            click.echo(line)
 
 
 def answer(conversation, question: str, echo_trace: bool) -> str:

@@ -31,6 +31,17 @@ DEFAULTS = {
     "NIMBUS_DB_POOL_SIZE": 10,  # database connections kept open per worker
     "NIMBUS_DB_MAX_OVERFLOW": 20,  # extra connections per worker at peaks
     "NIMBUS_DB_POOL_TIMEOUT": 10.0,  # seconds a statement waits for a free connection
+    "NIMBUS_DEMO_STAFF": "staff@example.com",  # init-db --demo creates it and prints its password
+    # Accounts (webapp/accounts/, README "Accounts and roles")
+    "NIMBUS_GUESTS": True,  # a guest customer per browser without signing in; False: /login first
+    "NIMBUS_SIGNUP": True,  # people may create their own customer account at /signup
+    "NIMBUS_SESSION_HOURS": 12.0,  # a signed-in session ends after this long idle
+    "NIMBUS_REMEMBER_DAYS": 30.0,  # "remember me" keeps the browser signed in this long
+    "NIMBUS_GUEST_DAYS": 30.0,  # a browser keeps its guest (and its conversations) this long
+    "NIMBUS_LOGIN_MAX_FAILURES": 5,  # wrong passwords in a row before the account locks
+    "NIMBUS_LOGIN_LOCK_MINUTES": 15,  # how long a locked account refuses every password
+    "NIMBUS_SHARE_DAYS": 7,  # share links expire after this many days unless staff choose
+    "NIMBUS_CONSOLE_PAGE_SIZE": 50,  # staff console: conversations per page
     "REDIS_URL": None,
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
@@ -45,6 +56,7 @@ DEFAULTS = {
     "NIMBUS_EMBEDDING_MODEL": "text-embedding-3-small",  # with NIMBUS_MEMORY_EMBEDDINGS=openai
     "NIMBUS_MEMORY_CANDIDATE_POOL": 200,  # rows scored per search: best keyword hits + newest
     "NIMBUS_MEMORY_MIN_SIMILARITY": 0.2,  # below it a row needs a keyword hit to be returned
+    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.5,  # hybrid: share of keyword relevance against similarity
     "NIMBUS_MEMORY_MODEL": None,  # the distiller's model; None: NIMBUS_MODEL
     "NIMBUS_MEMORY_PROMPT": None,  # a text file replacing the distiller's instructions
     "NIMBUS_MEMORY_DISTIL_ON_COMPRESS": True,  # distil once turns leave the history window
@@ -62,13 +74,17 @@ INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS"
             "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",
             "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",
             "NIMBUS_VIEWER_PAGE_TURNS", "NIMBUS_MAX_RUNS", "NIMBUS_BUSY_RETRY_AFTER",
-            "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW"}
+            "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW", "NIMBUS_LOGIN_MAX_FAILURES",
+            "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
               "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",
-              "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY"}
+              "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY",
+              "NIMBUS_MEMORY_KEYWORD_WEIGHT", "NIMBUS_SESSION_HOURS", "NIMBUS_REMEMBER_DAYS",
+              "NIMBUS_GUEST_DAYS"}
 BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
-             "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"}
+             "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE", "NIMBUS_GUESTS",
+             "NIMBUS_SIGNUP"}
 
 
 def coerce(key, value):

@@ -2,6 +2,7 @@
 import secrets
 from datetime import datetime, timezone
 
+from flask_login import UserMixin
 from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -23,23 +24,51 @@ class Tenant(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(200))
+    # Shop-wide defaults an admin sets (webapp/staff/settings.py): strategy, budget, persona…
+    settings: Mapped[dict] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Set with its first shared memory, never cleared: without it, requests skip memory queries.
     shared_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
-class User(db.Model):
+ROLES = ("customer", "staff", "admin")
+
+
+def new_session_token() -> str:
+    return secrets.token_hex(16)
+
+
+class User(UserMixin, db.Model):
     __tablename__ = "users"
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
     email: Mapped[str] = mapped_column(String(320), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     is_guest: Mapped[bool] = mapped_column(default=False)
+    role: Mapped[str] = mapped_column(String(16), default="customer")  # one of ROLES, in its tenant
+    password_hash: Mapped[str | None] = mapped_column(String(200))  # argon2id; None: cannot sign in
+    failed_logins: Mapped[int] = mapped_column(default=0)  # since the last success or lock-out
+    locked_until: Mapped[datetime | None]
+    # Part of the id in the session and remember cookie: changing it signs out every browser.
+    session_token: Mapped[str] = mapped_column(String(32), default=new_session_token)
+    last_login_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Set with their first personal memory, never cleared (see Tenant.shared_memories).
     personal_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     tenant: Mapped[Tenant] = relationship()
+
+    def get_id(self) -> str:
+        return f"{self.id}:{self.session_token}"
+
+    @property
+    def is_staff(self) -> bool:
+        """Staff and admins see every conversation of their tenant; guests never are."""
+        return not self.is_guest and self.role in ("staff", "admin")
+
+    @property
+    def is_admin(self) -> bool:
+        return not self.is_guest and self.role == "admin"
 
 
 class Conversation(db.Model):
@@ -71,7 +100,13 @@ class Conversation(db.Model):
 class Turn(db.Model):
     """One user message and everything after it, stored whole in the neutral format."""
     __tablename__ = "turns"
-    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),)
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),
+        # Covers the viewer's per-turn costs and counts, so summing them never reads the messages.
+        Index("ix_turns_costs", "conversation_id", "seq", "outcome", "prompt_tokens",
+              "context_tokens", "resend_tokens"),
+        Index("ix_turns_outcome", "conversation_id", "outcome", "seq"),  # the few pending ones
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[str] = mapped_column(
         ForeignKey("conversations.id", ondelete="CASCADE"))
@@ -86,17 +121,29 @@ class Turn(db.Model):
     tool_calls: Mapped[int] = mapped_column(default=0)
     # pending (question stored, agent not finished), answered, api_error, step_limit, interrupted
     outcome: Mapped[str] = mapped_column(String(20), default="pending")
-    context_tokens: Mapped[int] = mapped_column(default=0)  # estimated prompt of its first call
+    context_tokens: Mapped[int] = mapped_column(default=0)  # estimated prompt, all model calls
     resend_tokens: Mapped[int] = mapped_column(default=0)  # the same if everything were resent
     prompt_tokens: Mapped[int | None]  # provider-reported, summed over the turn's calls
     completion_tokens: Mapped[int | None]
     trace: Mapped[list] = mapped_column(JSON, default=list)
+    # What each model call received, as ids, hashes and fates (webapp/memory/manifest.py).
+    manifest: Mapped[dict | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # While pending: renewed every few seconds by the run writing it; when it goes stale the
     # run died (or never started) and any worker takes the turn over.
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=utcnow)
 
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
+
+
+class RequestText(db.Model):
+    """A text a request carried (system prompt, memory block, summary), stored once per
+    conversation by its hash, so a turn's manifest can rebuild exactly what was sent."""
+    __tablename__ = "request_texts"
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
 
 
 class StopRequest(db.Model):
@@ -126,5 +173,40 @@ class JobRun(db.Model):
     lease_until: Mapped[datetime] = mapped_column(index=True)
 
 
+class AuditEntry(db.Model):
+    """Who did what, when: staff opening a customer's conversation, deletions. Never content."""
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    actor_email: Mapped[str] = mapped_column(String(320), default="")  # kept if the actor goes
+    action: Mapped[str] = mapped_column(String(40))
+    # What it was about; a deleted customer or conversation leaves NULL behind, not their id.
+    customer_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    conversation_id: Mapped[str | None] = mapped_column(
+        ForeignKey("conversations.id", ondelete="SET NULL"))
+    detail: Mapped[str] = mapped_column(String(500), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ShareLink(db.Model):
+    """A read-only link to one conversation's viewer for somebody without an account."""
+    __tablename__ = "share_links"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Signed into the link with the id: a reused id (SQLite) never revives an old link.
+    key: Mapped[str] = mapped_column(String(32), default=new_session_token)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), index=True)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+    conversation: Mapped[Conversation] = relationship()
+    creator: Mapped[User | None] = relationship()
+
+
 Index("ix_conversations_user_updated", Conversation.user_id, Conversation.updated_at)
+Index("ix_conversations_tenant_updated", Conversation.tenant_id, Conversation.updated_at)
+Index("ix_audit_log_tenant_id_id", AuditEntry.tenant_id, AuditEntry.id)
 Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)

@@ -12,8 +12,10 @@ TITLE_CHARS = 60
 
 
 def create_conversation(user: User, title: str | None = None) -> Conversation:
+    shop = user.tenant.settings or {}  # an admin may choose the strategy new chats start with
     conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id,
-                                title=title or "New conversation")
+                                title=title or "New conversation",
+                                strategy=shop.get("strategy") or "compact")
     db.session.add(conversation)
     db.session.commit()
     return conversation
@@ -83,8 +85,10 @@ def checkpoint_turn(turn: Turn, messages: list[dict]) -> None:
 
 
 def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usage: dict,
-                context_tokens: int, resend_tokens: int, token_ratio: float | None = None) -> Turn:
-    """Store the whole turn with its precomputed compact form and sizes, in one short transaction."""
+                context_tokens: int, resend_tokens: int, token_ratio: float | None = None,
+                manifest: dict | None = None) -> Turn:
+    """Store the whole turn with its precomputed compact form, sizes and request manifest, in one
+    short transaction."""
     conversation = turn.conversation
     if token_ratio is not None:  # measured on the turn's first call, written only now
         conversation.token_ratio = token_ratio
@@ -100,6 +104,7 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
     turn.completion_tokens = usage.get("completion_tokens")
     turn.context_tokens = context_tokens
     turn.resend_tokens = resend_tokens
+    turn.manifest = manifest
     # An SQL increment, so a stale in-memory value never overwrites another worker's total.
     conversation.history_tokens = Conversation.history_tokens + turn.full_tokens
     conversation.updated_at = utcnow()

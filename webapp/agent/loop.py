@@ -16,6 +16,7 @@ from ..llm.base import ProviderError
 from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
 from ..llm.tokens import calibrated_ratio, estimate_messages
 from ..memory.context import assemble
+from ..memory.manifest import ManifestRecorder
 from ..extensions import db
 from ..storage import checkpoint_turn, finish_turn
 from .tools import ToolContext, run_tool, tools_for
@@ -82,7 +83,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
     config = config or current_app.config
     conversation, turn_id = turn.conversation, turn.id
     messages, trace, usage = list(turn.messages), [], {}
-    outcome, answer, streamed, plan, ratio = None, None, [], None, None
+    outcome, answer, streamed, plan, ratio, manifest = None, None, [], None, None, None
     context_tokens = estimate_messages(messages)
     progress = {} if progress is None else progress
     progress.update(messages=messages, streamed=streamed)
@@ -94,6 +95,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
 
     try:
         plan = assemble(conversation, config, before_seq=turn.seq)
+        manifest = ManifestRecorder(plan, conversation.id)  # what each model call receives
         tools = tools_for(config)
         specs = [t.spec() for t in tools]
         context = ToolContext(conversation.tenant, conversation.user, conversation, turn.seq, config)
@@ -110,6 +112,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             started, reply, streamed = time.monotonic(), None, []
             progress["streamed"] = streamed
             release_connection()
+            manifest.call(messages)
             try:
                 for chunk in provider.stream(plan.messages + messages, specs):
                     if isinstance(chunk, str):
@@ -125,6 +128,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 outcome, answer = "api_error", FALLBACK_ERROR
                 break
             ms = round((time.monotonic() - started) * 1000)
+            manifest.reported(reply.usage)
             for key, value in (reply.usage or {}).items():
                 usage[key] = usage.get(key, 0) + (value or 0)
             if step == 1 and reply.usage:  # saved with the turn: no write waits on a provider
@@ -187,7 +191,12 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             if plan else 0
         resend_tokens = context_tokens - replaced + round(
             conversation.history_tokens * (plan.ratio if plan else 1.0))
-        finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens, ratio)
+        if manifest is not None:  # count every model call, and keep what each one received
+            manifest.store_texts()
+            context_tokens = manifest.context_tokens
+            resend_tokens = manifest.resend_tokens(conversation.history_tokens)
+        finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens, ratio,
+                    manifest.data if manifest else None)
         for hook in AFTER_TURN if plan is not None else ():
             try:
                 hook(turn, plan)

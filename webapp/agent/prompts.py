@@ -1,6 +1,6 @@
 """Nimbus's system prompt: never stored, added fresh to every call so improvements reach old chats."""
 
-SYSTEM_PROMPT = """You are Nimbus, the friendly support agent of {shop}.
+SYSTEM_PROMPT = """You are {name}, the friendly support agent of {shop}.
 You help customers with their orders, refunds, support tickets and questions about the shop.
 
 Rules:
@@ -18,4 +18,10 @@ Rules:
 
 
 def system_prompt(conversation) -> str:
-    return SYSTEM_PROMPT.format(shop=conversation.tenant.name)
+    """The prompt with the shop's persona: its assistant's name and the admin's extra instructions."""
+    shop = conversation.tenant.settings or {}
+    prompt = SYSTEM_PROMPT.format(shop=conversation.tenant.name,
+                                  name=shop.get("assistant_name") or "Nimbus")
+    if shop.get("instructions"):
+        prompt += f"\n\nInstructions from the shop's team:\n{shop['instructions']}"
+    return prompt

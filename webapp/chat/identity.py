@@ -1,24 +1,66 @@
-"""Who is asking: each browser gets its own guest customer in the demo shop, kept in a signed cookie."""
+"""Who is asking: a signed-in account (Flask-Login), else a guest of the demo shop per browser.
+
+The guest is an ordinary customer row kept in a long remember cookie, so closing the browser keeps
+their conversations; `NIMBUS_GUESTS = False` sends everybody who is not signed in to /login.
+"""
+import secrets
+from datetime import timedelta
+
 from flask import current_app, g, request, session
+from flask_login import LoginManager, current_user, login_user
 
 from ..accounts import create_guest
 from ..extensions import db
 from ..models import User
 
+login_manager = LoginManager()
+login_manager.login_view = "auth.login"
+login_manager.login_message = "Please sign in to continue."
+# Reachable without any user, and never worth creating a guest for.
+PUBLIC_ENDPOINTS = {"static", "auth.login", "auth.logout", "auth.signup"}
+PUBLIC_BLUEPRINTS = {"share"}
+
 
 def init_app(app) -> None:
+    app.config["PERMANENT_SESSION_LIFETIME"] = timedelta(hours=app.config["NIMBUS_SESSION_HOURS"])
+    app.config["REMEMBER_COOKIE_DURATION"] = timedelta(days=app.config["NIMBUS_REMEMBER_DAYS"])
+    app.config.setdefault("REMEMBER_COOKIE_SAMESITE", "Lax")
+    login_manager.init_app(app)
     app.before_request(load_user)
 
 
-def load_user() -> None:
-    """Put the browser's user in g.user, creating a guest (with the demo orders) on its first visit."""
+@login_manager.user_loader
+def load_account(user_id: str):
+    """The user of a session or remember cookie; a changed session token signs the browser out."""
+    number, _, token = str(user_id).partition(":")
+    if not number.isdigit() or len(number) > 18:
+        return None
+    user = db.session.get(User, int(number))
+    if user is None or not secrets.compare_digest(user.session_token or "", token):
+        return None
+    return user
+
+
+def sign_in(user: User, remember: bool = False, days: float | None = None) -> None:
+    """Start a signed-in session: idle for NIMBUS_SESSION_HOURS, or remembered for longer."""
+    login_user(user, remember=remember,
+               duration=timedelta(days=days) if days is not None else None)
+    session.permanent = True
+
+
+def load_user():
+    """Put the request's user in g.user: the account, a (new) guest, or None on public pages."""
     g.user = None
+    g.pop("_login_user", None)  # Flask-Login's cache; an app context can outlive one request
     if request.endpoint in (None, "static"):
-        return
-    user_id = session.get("user_id")
-    user = db.session.get(User, user_id) if isinstance(user_id, int) else None
-    if user is None:
-        user = create_guest(current_app.config["NIMBUS_DEMO_TENANT"])
-        session["user_id"] = user.id
-        session.permanent = True
-    g.user = user
+        return None
+    if current_user.is_authenticated:
+        g.user = current_user._get_current_object()
+        return None
+    if request.endpoint in PUBLIC_ENDPOINTS or request.blueprint in PUBLIC_BLUEPRINTS:
+        return None
+    if not current_app.config["NIMBUS_GUESTS"]:
+        return login_manager.unauthorized()
+    g.user = create_guest(current_app.config["NIMBUS_DEMO_TENANT"])
+    sign_in(g.user, remember=True, days=current_app.config["NIMBUS_GUEST_DAYS"])
+    return None

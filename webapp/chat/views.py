@@ -6,7 +6,7 @@ from flask import (Blueprint, Response, abort, current_app, g, render_template, 
 from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
 
-from .. import storage
+from .. import policy, storage
 from . import turn_runs
 from ..extensions import db, htmx
 from ..llm import is_offline, provider_for
@@ -22,11 +22,8 @@ TITLE_MAX_CHARS = 200  # the title column's length
 
 
 def get_conversation_or_404(conversation_id: str):
-    """The guest's own conversation; a missing and a foreign id both answer 404."""
-    conversation = storage.get_owned_conversation(conversation_id, g.user)
-    if conversation is None:
-        abort(404)
-    return conversation
+    """The visitor's own conversation (webapp/policy.py); a missing or foreign id answers 404."""
+    return policy.get_conversation_or_404(conversation_id, policy.OWN)
 
 
 def get_turn_or_404(conversation, seq: int):

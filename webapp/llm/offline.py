@@ -92,7 +92,7 @@ class OfflineModel:
                          "support tickets and answer questions about the shop. What can I do for you?")
         if CONFIRM.match(text) and "?" not in text and len(text.split()) <= 5:
             return self.confirm(messages, tools)
-        if re.search(r"\bremember\b", lowered) and not QUESTION.search(text):
+        if re.search(r"\bremember\b(?! to\b)", lowered) and not QUESTION.search(text):
             fact = re.sub(r"^.*?\bremember(?: that|:)?\s*", "", text, flags=re.I).strip()
             if "save_memory" in tools:
                 return self.call("save_memory", messages, content=fact)

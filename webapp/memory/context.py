@@ -23,6 +23,12 @@ POLICY_SETTINGS = {"budget": "NIMBUS_HISTORY_BUDGET", "recent_turns": "NIMBUS_RE
                    "candidate_pool": "NIMBUS_IMPORTANCE_POOL"}
 
 
+def tenant_settings(conversation) -> dict:
+    """The shop-wide defaults an admin set (webapp/staff/settings.py); {} for stand-ins."""
+    tenant = getattr(conversation, "tenant", None)
+    return dict(getattr(tenant, "settings", None) or {})
+
+
 @dataclass
 class Policy:
     strategy: str = "compact"
@@ -37,9 +43,10 @@ class Policy:
     def for_conversation(cls, conversation, config, **overrides) -> "Policy":
         """Conversation settings over config defaults, with what-if overrides on top."""
         settings = dict(conversation.settings or {})
+        shop = tenant_settings(conversation)  # the tenant's defaults sit between the two
         values = {"strategy": conversation.strategy or "compact"}
         for name, key in POLICY_SETTINGS.items():
-            values[name] = settings.get(name, config[key])
+            values[name] = settings.get(name, shop.get(name, config[key]))
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

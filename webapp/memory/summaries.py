@@ -11,7 +11,7 @@ from ..extensions import db
 from ..models import Turn, utcnow
 from . import offline_summary, summarizer  # noqa: F401  offline_summary registers itself
 from .context import (RESERVATIONS, SECTION_SOURCES, SUMMARY_STRATEGIES, Policy, Section,
-                      looked_up, plan_history, sized)
+                      looked_up, plan_history, sized, tenant_settings)
 from .tail import newest_first, rows_for
 
 MAX_ROUNDS = 10  # model calls per refresh; a job that is not caught up queues itself again
@@ -31,7 +31,8 @@ class ConversationSummary(db.Model):
 
 def style_of(conversation, config=None) -> str:
     config = config or current_app.config
-    return (conversation.settings or {}).get("summary_style", config["NIMBUS_SUMMARY_STYLE"])
+    shop = tenant_settings(conversation).get("summary_style", config["NIMBUS_SUMMARY_STYLE"])
+    return (conversation.settings or {}).get("summary_style", shop)
 
 
 def cached_summary(conversation, style: str | None = None) -> ConversationSummary | None:

@@ -1,13 +1,16 @@
 """Export a conversation: JSON that imports back exactly, or Markdown for people."""
 import json
 
+from sqlalchemy import select
+
+from ..extensions import db
 from ..llm.messages import final_answer
-from ..models import Conversation
+from ..models import Conversation, RequestText
 
 FORMAT = "nimbus.conversation"
 VERSION = 1
 TURN_FIELDS = ("outcome", "trace", "prompt_tokens", "completion_tokens", "context_tokens",
-               "resend_tokens")
+               "resend_tokens", "manifest")
 
 
 def export_conversation(conversation: Conversation) -> dict:
@@ -18,6 +21,10 @@ def export_conversation(conversation: Conversation) -> dict:
         "turns": [{"messages": t.messages, "created_at": t.created_at.isoformat(),
                    **{f: getattr(t, f) for f in TURN_FIELDS}}
                   for t in conversation.turns],
+        # The texts the turns' request manifests refer to by hash (webapp/memory/manifest.py).
+        "request_texts": dict(db.session.execute(
+            select(RequestText.hash, RequestText.text)
+            .where(RequestText.conversation_id == conversation.id)).all()),
     }
 
 

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
+from ..memory.manifest import store_texts, text_hash
 from ..models import Conversation, Turn, User, utcnow
 from .export import FORMAT, VERSION
 from .schema import NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord
@@ -184,7 +185,8 @@ def write(parsed, user: User) -> Conversation:
                     tool_calls=sum(len(m.get("tool_calls") or []) for m in messages),
                     outcome=checked.outcome, trace=record.get("trace") or [],
                     prompt_tokens=checked.prompt_tokens, completion_tokens=checked.completion_tokens,
-                    context_tokens=checked.context_tokens, resend_tokens=checked.resend_tokens)
+                    context_tokens=checked.context_tokens, resend_tokens=checked.resend_tokens,
+                    manifest=checked.manifest)
         if checked.created_at:
             turn.created_at = checked.created_at
         conversation.turns.append(turn)
@@ -195,5 +197,9 @@ def write(parsed, user: User) -> Conversation:
         conversation.created_at = created
     conversation.updated_at = utcnow()
     db.session.add(conversation)
+    db.session.flush()
+    texts = meta.request_texts if meta else {}
+    # Only a text that matches its hash, so an import cannot make a turn claim it was sent.
+    store_texts(conversation.id, {h: t for h, t in texts.items() if text_hash(t) == h})
     db.session.commit()
     return conversation

@@ -86,6 +86,7 @@ class TurnRecord(Strict):
     completion_tokens: Count | None = None
     context_tokens: Count = 0
     resend_tokens: Count = 0
+    manifest: dict | None = None  # what the turn's model calls received (webapp/memory/manifest.py)
 
     @field_validator("outcome", mode="before")
     @classmethod
@@ -147,6 +148,7 @@ class ConversationExport(Strict):
     settings: Settings = Settings()
     created_at: Timestamp | None = None
     turns: Annotated[list[TurnRecord], Field(min_length=1, max_length=100_000)]
+    request_texts: dict[str, str] = {}  # the manifests' texts by hash
 
     @field_validator("strategy")
     @classmethod

@@ -1,5 +1,6 @@
 """Geometry of the viewer's cost chart, computed here so it can be tested: prompt tokens sent per
-turn against resending the whole history, per turn and cumulative, as SVG coordinates.
+turn (every model call of the turn) against resending the whole history, per turn and cumulative,
+as SVG coordinates. Long conversations come in buckets of turns (series.py): one point each.
 """
 import math
 from dataclasses import dataclass, field
@@ -56,14 +57,16 @@ class Panel:
 
 @dataclass
 class CostChart:
-    turns: list[int]  # turn numbers, 1-based, oldest first
-    sent: list[int]  # Turn.context_tokens
-    resend: list[int]  # Turn.resend_tokens
+    turns: list[int]  # turn numbers, 1-based, oldest first (a bucket's last turn)
+    sent: list[int]  # prompt tokens over all model calls (provider-reported where known)
+    resend: list[int]  # the same calls had every earlier turn been resent
+    counts: list[int] = field(default_factory=list)  # turns per point (1 unless bucketed)
     panels: list[Panel] = field(default_factory=list)
     x_ticks: list[Tick] = field(default_factory=list)
     width: int = WIDTH
     height: int = 0
     markers: bool = True
+    turns_per_point: int = 1
     plot_left: int = LEFT
     plot_right: int = WIDTH - RIGHT
 
@@ -89,8 +92,8 @@ class CostChart:
         if self.percent_sent is None:
             return "No answered turns yet: nothing has been sent."
         sentence = (f"This conversation sent {self.percent_sent}% of the tokens a "
-                    f"resend-everything chat would have ({self.total_sent:,} of {self.total_resend:,} prompt tokens; "
-                    f"{self.saved:,} saved).")
+                    f"resend-everything chat would have ({self.total_sent:,} of {self.total_resend:,} prompt tokens "
+                    f"over every model call; {self.saved:,} saved).")
         if self.saved == 0:
             sentence += " The two lines overlap: nothing had to be trimmed yet."
         return sentence
@@ -119,7 +122,7 @@ def x_positions(count: int) -> list[float]:
 
 
 def panel(title: str, top: float, turns: list[int], xs: list[float], sent: list[int],
-          resend: list[int]) -> Panel:
+          resend: list[int], markers: bool) -> Panel:
     step = nice_step(max(sent + resend + [1]) / 4)
     max_value = step * max(1, math.ceil(max(sent + resend + [1]) / step))
     plot = PANEL_HEIGHT - TOP - BOTTOM
@@ -128,9 +131,11 @@ def panel(title: str, top: float, turns: list[int], xs: list[float], sent: list[
         return round(top + TOP + plot - value / max_value * plot, 1)
 
     ticks = [Tick(v, y(v), f"{v:,}") for v in range(0, max_value + 1, step)]
-    markers = [Marker(turn, x, y(s), y(r), s, r) for turn, x, s, r in zip(turns, xs, sent, resend)]
-    return Panel(title, top, max_value, ticks, [(m.x, m.sent_y) for m in markers],
-                 [(m.x, m.resend_y) for m in markers], markers)
+    sent_points = [(x, y(s)) for x, s in zip(xs, sent)]
+    resend_points = [(x, y(r)) for x, r in zip(xs, resend)]
+    dots = [Marker(turn, x, sy, ry, s, r) for turn, (x, sy), (_, ry), s, r
+            in zip(turns, sent_points, resend_points, sent, resend)] if markers else []
+    return Panel(title, top, max_value, ticks, sent_points, resend_points, dots)
 
 
 def turn_ticks(turns: list[int], xs: list[float], most: int = 12) -> list[Tick]:
@@ -141,16 +146,24 @@ def turn_ticks(turns: list[int], xs: list[float], most: int = 12) -> list[Tick]:
     return [Tick(turns[i], xs[i], str(turns[i])) for i in picked]
 
 
-def cost_chart(turns: list[int], sent: list[int], resend: list[int]) -> CostChart:
-    """Two panels over the same turns: tokens per turn, and the running totals."""
-    chart = CostChart(list(turns), list(sent), list(resend), markers=len(turns) <= MAX_MARKERS)
+def cost_chart(turns: list[int], sent: list[int], resend: list[int],
+               counts: list[int] | None = None) -> CostChart:
+    """Two panels over the same turns: tokens per turn (a bucket's average), and running totals.
+    Marker objects are made only when the markers are shown."""
+    counts = list(counts or [1] * len(turns))
+    chart = CostChart(list(turns), list(sent), list(resend), counts,
+                      markers=len(turns) <= MAX_MARKERS and max(counts, default=1) == 1,
+                      turns_per_point=max(counts, default=1))
     if not turns:
         return chart
     xs = x_positions(len(turns))
     chart.panels = [
-        panel("Prompt tokens per turn", 0, chart.turns, xs, chart.sent, chart.resend),
+        panel("Prompt tokens per turn" if chart.turns_per_point == 1 else
+              f"Prompt tokens per turn (average of {chart.turns_per_point} turns per point)",
+              0, chart.turns, xs, [round(s / c) for s, c in zip(chart.sent, counts)],
+              [round(r / c) for r, c in zip(chart.resend, counts)], chart.markers),
         panel("Cumulative prompt tokens", PANEL_HEIGHT, chart.turns, xs,
-              list(accumulate(chart.sent)), list(accumulate(chart.resend)))]
+              list(accumulate(chart.sent)), list(accumulate(chart.resend)), chart.markers)]
     chart.x_ticks = turn_ticks(chart.turns, xs)
     chart.height = PANEL_HEIGHT * len(chart.panels)
     return chart

@@ -3,7 +3,6 @@
 Fates come only from assemble() (the one place that decides them); this module lines them up
 with the stored turns, sizes and traces, for the page, the JSON and the tests alike.
 """
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -13,7 +12,10 @@ from ..extensions import db
 from ..memory.context import STRATEGIES, ContextPlan, Policy, Section, assemble
 from ..models import Conversation, Turn
 from .chart import CostChart, cost_chart
+from .fates import FateRun, Fates
 from .gauge import Gauge, request_gauge
+from .series import cost_series
+from .strip import Strip, fate_strip
 
 SECTION_TITLES = {"system": "System prompt", "memory": "Long-term memory",
                   "summary": "Rolling summary", "history": "Conversation history"}
@@ -37,10 +39,21 @@ class TurnRow:
     context_tokens: int
     resend_tokens: int
     trace: list[dict]
+    in_summary: bool = False  # sent by the history and covered by the summary too
+    model_calls: int = 1
 
     @property
     def number(self) -> int:
         return self.seq + 1
+
+    @property
+    def cost(self) -> int:
+        """Prompt tokens over all the turn's model calls, counted as the chart counts them."""
+        return self.context_tokens if self.prompt_tokens is None else self.prompt_tokens
+
+    @property
+    def cost_counted_by(self) -> str:
+        return "estimated" if self.prompt_tokens is None else "provider-reported"
 
 
 @dataclass
@@ -65,6 +78,9 @@ class ViewerReport:
     chart: CostChart
     fate_counts: dict[str, int]
     turn_total: int
+    runs: list[FateRun] = field(default_factory=list)
+    strip: Strip | None = None
+    fates: Fates | None = None
     older_before: int | None = None  # `before` of the page of older turns, if any
     has_newer: bool = False  # a page of newer turns exists ...
     newer_before: int | None = None  # ... at this `before` (None: the newest page)
@@ -90,28 +106,11 @@ def page_of_turns(conversation_id: str, before: int | None, size: int) -> list[T
     return list(reversed(db.session.scalars(query.order_by(Turn.seq.desc()).limit(size)).all()))
 
 
-def cost_series(conversation_id: str) -> list[tuple[int, int, int]]:
-    """(seq, sent, resend) of every finished turn, without loading any messages."""
-    return [tuple(row) for row in db.session.execute(
-        select(Turn.seq, Turn.context_tokens, Turn.resend_tokens)
-        .where(Turn.conversation_id == conversation_id, Turn.outcome != "pending")
-        .order_by(Turn.seq))]
-
-
-class Fates:
-    """assemble()'s verdict per turn, looked up by seq without a scan per turn."""
-
-    def __init__(self, plan: ContextPlan):
-        self.plan = plan
-        self.read = {f.seq: f for f in plan.history.fates}
-
-    def of(self, seq: int) -> tuple[str, str]:
-        read = self.read.get(seq)
-        return (read.fate, read.reason) if read else self.plan.fate_of(seq)
-
-    def sent(self, seq: int) -> tuple[list[dict], int]:
-        read = self.read.get(seq)
-        return (read.messages, read.tokens) if read and read.messages else ([], 0)
+def model_calls(turn: Turn) -> int:
+    manifest = turn.manifest or {}
+    if manifest.get("calls"):
+        return len(manifest["calls"])
+    return max(1, len({t.get("step") for t in turn.trace or [] if t.get("step")}))
 
 
 def turn_row(turn: Turn, fates: Fates, ratio: float) -> TurnRow:
@@ -123,7 +122,7 @@ def turn_row(turn: Turn, fates: Fates, ratio: float) -> TurnRow:
     return TurnRow(turn.seq, turn.outcome, turn.created_at, turn.messages, fate, reason, sent,
                    round(turn.full_tokens * ratio), sent_tokens, turn.prompt_tokens,
                    turn.completion_tokens, turn.context_tokens, turn.resend_tokens,
-                   list(turn.trace or []))
+                   list(turn.trace or []), fates.in_summary(turn.seq), model_calls(turn))
 
 
 def build_report(conversation: Conversation, config, policy: Policy | None = None,
@@ -135,18 +134,19 @@ def build_report(conversation: Conversation, config, policy: Policy | None = Non
     total = plan.total_tokens
     size = config["NIMBUS_VIEWER_PAGE_TURNS"]
     turns = page_of_turns(conversation.id, before, size)
-    fates = Fates(plan)
-    series = cost_series(conversation.id)
-    counts = Counter(fates.of(seq)[0] for seq, _, _ in series)
+    fates = Fates(plan, conversation.id)
+    series = cost_series(conversation.id, conversation.turn_count)
+    overlap = fates.overlap()
     report = ViewerReport(
         conversation, policy, stored_policy, plan,
         [section_view(s, total) for s in plan.sections],
         request_gauge([(s.name, s.tokens) for s in plan.sections], policy.budget,
-                      plan.policy.history_budget),
+                      plan.policy.history_budget, [f.seq for f in overlap],
+                      sum(f.tokens for f in overlap)),
         [turn_row(t, fates, plan.ratio) for t in turns],
-        cost_chart([seq + 1 for seq, _, _ in series], [s for _, s, _ in series],
-                   [r for _, _, r in series]),
-        dict(counts), conversation.turn_count)
+        cost_chart(series.turns, series.sent, series.resend, series.counts),
+        fates.counts(), conversation.turn_count, fates.runs())
+    report.strip, report.fates = fate_strip(report.runs, fates.through), fates
     if turns and turns[0].seq > 0:
         report.older_before = turns[0].seq
     if turns and turns[-1].seq < conversation.turn_count - 1:

@@ -4,8 +4,9 @@ import json
 from flask import (Blueprint, current_app, jsonify, make_response, redirect, render_template,
                    request, url_for)
 
-from ..chat.views import get_conversation_or_404
+from ..policy import APPLY, get_conversation_or_404
 from ..extensions import htmx
+from ..models import utcnow
 from .payload import report_payload
 from .report import build_report
 from .whatif import WhatIfError, apply_policy, what_if_policy, what_if_query
@@ -23,7 +24,15 @@ def report_for(conversation, values, before=None):
     return build_report(conversation, current_app.config, policy, before), error
 
 
-def render_viewer(report, error=None, notice=None, status=200):
+def turn_link(conversation_id: str, seq: int, turn_total: int, query: dict | None = None) -> str:
+    """The page of turns with `seq` in its middle, scrolled to it."""
+    before = seq + current_app.config["NIMBUS_VIEWER_PAGE_TURNS"] // 2 + 1
+    params = {**(query or {}), **({"before": before} if before < turn_total else {})}
+    return url_for("viewer.show", conversation_id=conversation_id, _anchor=f"turn-{seq + 1}",
+                   **params)
+
+
+def render_viewer(report, error=None, notice=None, status=200, static_report=False):
     """The whole page, or only the plan partial when htmx asks for the what-if re-render."""
     conversation = report.conversation
     query = what_if_query(report.policy, report.stored_policy)
@@ -32,9 +41,25 @@ def render_viewer(report, error=None, notice=None, status=200):
         params = {k: v for k, v in {**query, **params}.items() if v is not None}
         return url_for("viewer.show", conversation_id=conversation.id, **params)
 
+    def turn_url(seq: int) -> str:
+        return turn_link(conversation.id, seq, report.turn_total, query)
+
     context = {"report": report, "error": error, "notice": notice, "page_url": page_url,
-               "json_url": url_for("viewer.show_json", conversation_id=conversation.id, **query)}
-    template = "viewer/_plan.html" if htmx and htmx.target == "plan" else "viewer/page.html"
+               "turn_url": turn_url, "static_report": static_report,
+               "now_text": utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+               "json_url": url_for("viewer.show_json", conversation_id=conversation.id, **query),
+               "download_url": url_for("viewer.download", conversation_id=conversation.id, **query),
+               "compare_url": url_for("viewer.compare", conversation_id=conversation.id,
+                                      a=report.policy.strategy,
+                                      b="window" if report.policy.strategy != "window" else "compact",
+                                      budget=report.policy.budget,
+                                      recent_turns=report.policy.recent_turns)}
+    if static_report:
+        template = "viewer/report.html"
+    elif htmx and htmx.target == "plan":
+        template = "viewer/_plan.html"
+    else:
+        template = "viewer/page.html"
     return render_template(template, **context), status
 
 
@@ -60,7 +85,7 @@ def show_json(conversation_id):
 @bp.post("/c/<conversation_id>/viewer/settings")
 def apply_settings(conversation_id):
     """Make the previewed strategy and its settings the conversation's own."""
-    conversation = get_conversation_or_404(conversation_id)
+    conversation = get_conversation_or_404(conversation_id, APPLY)
     try:
         policy = what_if_policy(conversation, current_app.config, request.form)
     except WhatIfError as problem:
@@ -88,3 +113,6 @@ def pretty_json(text: str) -> str:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
         return text
+
+
+from . import inspect_views  # noqa: E402,F401  registers the debugging and demo routes on bp

@@ -13,14 +13,15 @@ from ...extensions import db
 from ...models import Turn
 from .distiller import distil_conversation
 from .embeddings import get_embedder
-from .history import search_turns, store_turn_vector
+from .history import search_turns, store_turn_vectors
 from .jobs import sweep
 from .models import Memory, TurnVector
 from .recall import search as search_memories
 from .scopes import SCOPE_WORDS, InvalidScope, SessionScope, describe
 from .sharing import describe_choice, set_memory_sharing
-from .store import InvalidMemory, delete_memory, newest, remember, set_vector, visible
+from .store import InvalidMemory, delete_memory, newest, remember, set_vectors, visible
 
+EMBED_BATCH = 256
 memories = AppGroup("memories", help="List, add, delete and search long-term memories.")
 
 
@@ -109,24 +110,35 @@ def opt_in(email):
 
 
 @memories.command("embed")
-def embed_missing():
+@click.option("--batch", default=EMBED_BATCH, show_default=True, type=click.IntRange(1, 10_000),
+              help="Rows embedded and committed together.")
+def embed_missing(batch):
     """Give every memory and turn without a vector of the current embedder one (after turning
-    NIMBUS_MEMORY_SEARCH on or switching embedders)."""
+    NIMBUS_MEMORY_SEARCH on or switching embedders), in batches, with a progress bar."""
     config = current_app.config
     embedder = get_embedder(config)
     if embedder is None:
         raise click.ClickException("similarity search is off: set NIMBUS_MEMORY_SEARCH=1 first")
     stale = or_(Memory.embedding.is_(None), Memory.embedding_model != embedder.name)
-    memories_done = 0
-    for memory in db.session.scalars(select(Memory).where(stale)).all():
-        set_vector(memory, config)
-        memories_done += memory.embedding is not None
-    db.session.commit()
-    turns = db.session.scalars(select(Turn).outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
-                               .where(Turn.outcome != "pending", or_(
-                                   TurnVector.turn_id.is_(None),
-                                   TurnVector.embedding_model != embedder.name))).all()
-    turns_done = sum(store_turn_vector(turn, config) for turn in turns)
+    memory_ids = db.session.scalars(select(Memory.id).where(stale).order_by(Memory.id)).all()
+    turn_ids = db.session.scalars(
+        select(Turn.id).outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
+        .where(Turn.outcome != "pending", or_(TurnVector.turn_id.is_(None),
+                                              TurnVector.embedding_model != embedder.name))
+        .order_by(Turn.id)).all()
+    memories_done = turns_done = 0
+    with click.progressbar(length=len(memory_ids) + len(turn_ids), label="Embedding") as bar:
+        for start in range(0, len(memory_ids), batch):
+            rows = db.session.scalars(select(Memory).where(
+                Memory.id.in_(memory_ids[start:start + batch]))).all()
+            memories_done += set_vectors(rows, config)
+            db.session.commit()
+            bar.update(len(rows))
+        for start in range(0, len(turn_ids), batch):
+            rows = db.session.scalars(select(Turn).where(
+                Turn.id.in_(turn_ids[start:start + batch]))).all()
+            turns_done += store_turn_vectors(rows, config)
+            bar.update(len(rows))
     click.echo(f"Embedded {memories_done} memory(ies) and {turns_done} turn(s) with {embedder.name}.")
 
 

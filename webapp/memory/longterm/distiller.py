@@ -18,10 +18,11 @@ from ...llm import get_provider
 from ...llm.base import ProviderError, Reply
 from ...locks import LockBusy, named_lock
 from ...models import Conversation, Turn, utcnow
-from .models import DistillCheckpoint
+from .models import DistillCheckpoint, Memory
+from .phrasing import fact_key
 from .scopes import TENANT_WORD, InvalidScope, SessionScope
 from .sharing import shares_memories
-from .store import InvalidMemory, remember
+from .store import InvalidMemory, remember, set_vectors
 
 log = logging.getLogger(__name__)
 MARKER = "Output format of the memory distiller"
@@ -96,9 +97,21 @@ def ask_model(messages: list[dict], config, provider=None) -> str:
     return reply.text
 
 
+def tool_copies(conversation, seqs: set[int], content: str, name: str) -> list[Memory]:
+    """What save_memory already wrote from these turns that says the same thing."""
+    key = fact_key(content, name)
+    return [m for m in db.session.scalars(select(Memory).where(
+        Memory.conversation_id == conversation.id, Memory.source == "tool",
+        Memory.turn_seq.in_(seqs))) if fact_key(m.content, name) == key]
+
+
 def write_memories(items, conversation, scope, turns, config) -> int:
+    """Write the reply's memories, embedded together. When the save_memory tool already kept the
+    same fact during these turns, the distiller's copy wins: it read the whole window and chose
+    the scope from the session's words, while the tool was called mid-reply, often with no scope
+    at all (and then wrote a personal copy). One fact, one memory."""
     seqs = {t.seq for t in turns}
-    written = 0
+    written, created_rows = 0, []
     for item in items[:MAX_MEMORIES_PER_WINDOW]:
         word = str(item.get("scope") or TENANT_WORD)
         personal = item.get("personal") is not False
@@ -106,13 +119,21 @@ def write_memories(items, conversation, scope, turns, config) -> int:
             personal = True  # one customer's words must not steer the assistant for all others
         seq = item.get("turn") if item.get("turn") in seqs else turns[-1].seq
         try:
-            _, created = remember(scope, item["content"], config, source="distilled", word=word,
-                                  personal=personal, order_number=item.get("order_number"),
-                                  conversation_id=conversation.id, turn_seq=seq)
+            memory, created = remember(scope, item["content"], config, source="distilled",
+                                       word=word, personal=personal,
+                                       order_number=item.get("order_number"),
+                                       conversation_id=conversation.id, turn_seq=seq, embed=False)
         except (InvalidScope, InvalidMemory) as error:
             log.info("distiller: skipped a memory: %s", error)
             continue
-        written += created
+        for copy in tool_copies(conversation, seqs, memory.content, scope.subject_name):
+            if copy.id != memory.id:
+                db.session.delete(copy)
+        if created:
+            written += 1
+            created_rows.append(memory)
+    set_vectors(created_rows, config)
+    db.session.commit()
     return written
 
 

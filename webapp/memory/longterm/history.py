@@ -3,8 +3,8 @@ from sqlalchemy import select
 
 from ...extensions import db
 from ...models import Conversation, Turn
-from .embeddings import QueryEmbedding, embed_one
-from .keywords import turn_ids
+from .embeddings import QueryEmbedding, embed_many
+from .keywords import turn_scores
 from .models import TurnVector
 from .recall import rank_hybrid
 
@@ -17,14 +17,22 @@ def turn_text(turn: Turn) -> str:
 
 def store_turn_vector(turn: Turn, config) -> bool:
     """Embed one finished turn for similarity search; False when search is off or it failed."""
-    vector = embed_one(config, turn_text(turn))
-    if vector is None:
-        return False
-    row = db.session.get(TurnVector, turn.id) or TurnVector(turn_id=turn.id)
-    row.embedding, row.embedding_model = vector
-    db.session.add(row)
+    return store_turn_vectors([turn], config) == 1
+
+
+def store_turn_vectors(turns: list[Turn], config) -> int:
+    """Embed finished turns in batched model runs and one commit; how many got a vector."""
+    vectors = embed_many(config, [turn_text(turn) for turn in turns])
+    if not vectors:
+        return 0
+    existing = {row.turn_id: row for row in db.session.scalars(
+        select(TurnVector).where(TurnVector.turn_id.in_([turn.id for turn in turns])))}
+    for turn, (data, model) in zip(turns, vectors):
+        row = existing.get(turn.id) or TurnVector(turn_id=turn.id)
+        row.embedding, row.embedding_model = data, model
+        db.session.add(row)
     db.session.commit()
-    return True
+    return len(vectors)
 
 
 def turn_vectors(ids: list[int]):
@@ -42,13 +50,14 @@ def describe_turn(turn: Turn, conversation: Conversation) -> str:
 def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], str]:
     """This person's own turns best first (never anybody else's), and the mode that ranked them."""
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
-    half = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"] // 2, 1)
-    keyword_ids = turn_ids(user, query, half)
+    pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
+    scores = turn_scores(user, query, pool)
     recent_ids = list(db.session.scalars(
         select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
         .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-               Turn.outcome != "pending").order_by(Turn.id.desc()).limit(half)))
-    ranked, mode = rank_hybrid(embedding, keyword_ids, recent_ids, turn_vectors, config, limit)
+               Turn.outcome != "pending").order_by(Turn.id.desc()).limit(max(pool // 2, 1))))
+    ranked, mode = rank_hybrid(embedding, [], recent_ids, turn_vectors, config, limit,
+                               keyword_scores=scores)
     rows = {t.id: (t, c) for t, c in db.session.execute(
         select(Turn, Conversation).join(Conversation, Conversation.id == Turn.conversation_id)
         .where(Turn.id.in_([r.id for r in ranked]), Conversation.user_id == user.id))}

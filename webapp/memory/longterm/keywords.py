@@ -4,12 +4,16 @@ The indexes are created next to the tables (idempotent, so an existing database 
 next `init-db`) and kept current by the database itself: FTS5 triggers, or a GIN expression index.
 """
 import re
+from dataclasses import dataclass
+from typing import Callable
 
-from sqlalchemy import column, event, func, literal_column, select, table, text
+from sqlalchemy import and_, column, event, func, literal_column, or_, select, table, text
 
 from ...extensions import db
-from ...models import Conversation, Turn
+from ...models import Conversation, Turn, utcnow
+from .dates import find_dates
 from .models import Memory
+from .ranking import Candidate, ScopeStatistics, bm25_scores
 
 STOPWORDS = set("""a an the is are was were be been am i me my we our you your it its to of in on
 for and or but with what which who whom how when where why do does did can could would should will
@@ -74,76 +78,116 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_QUERY_WORDS]
 
 
-def ranked(statement_for, fts_name: str, indexed, id_column, query: str, limit: int) -> list:
-    """Rows best match first; any word may match (OR), the ranking rewards matching more."""
-    words = informative(query_words(query), fts_name, indexed, id_column)
-    if not words:
-        return []
+@dataclass
+class Indexed:
+    """One searchable table: its FTS5 index, the text PostgreSQL indexes, and the scope's rows."""
+    fts_name: str
+    id: object
+    text: object
+    created: object
+    columns: tuple  # selected for each candidate: id, text parts..., created_at
+    scoped: Callable  # select -> the same select joined and filtered to the session's scope
+
+
+def word_match(indexed: Indexed, word: str):
+    """Condition: the row holds this word (stemmed, as the index stores it)."""
     if db.engine.dialect.name == "postgresql":
-        statement = statement_for(postgres_match, " | ".join(words))
-    else:
-        statement = statement_for(sqlite_match, " OR ".join(f'"{w}"' for w in words))
-    return list(db.session.execute(statement.limit(limit)))
+        return func.to_tsvector(literal_column("'english'"), indexed.text).op("@@")(
+            func.plainto_tsquery(literal_column("'english'"), word))
+    return indexed.id.in_(select(literal_column("rowid")).select_from(table(indexed.fts_name))
+                          .where(text(f"{indexed.fts_name} MATCH :w_{word}")
+                                 .bindparams(**{f"w_{word}": f'"{word}"'})))
 
 
-def informative(words: list[str], fts_name: str, indexed, id_column) -> list[str]:
-    """Drop words found in over half of all rows: their IDF is below ln 2, they barely rank, and
-    scoring every row they match is what would make a search slow at scale. One statement."""
-    rows = select(func.coalesce(func.max(id_column), 0)).scalar_subquery()
-    enough = rows.op("/")(2) + 1  # integer division in SQLite and PostgreSQL alike
-    counts = [select(func.count()).select_from(matching(word, fts_name, indexed, id_column)
-                                               .limit(enough).subquery()).scalar_subquery()
-              for word in words]
-    total, *hits = db.session.execute(select(rows, *counts)).one()
-    if (total or 0) < COMMON_WORD_MIN_ROWS:
-        return words
-    return [word for word, count in zip(words, hits) if count <= total // 2]
-
-
-def matching(word: str, fts_name: str, indexed, id_column):
-    """Rows containing one word (stemmed, as the index stores it)."""
+def any_match(indexed: Indexed, words: list[str]):
+    """(join target or None, condition, order): rows holding any of the words, best first by
+    the database's own rank (only used to choose the candidates when there are too many)."""
     if db.engine.dialect.name == "postgresql":
-        vector = func.to_tsvector(literal_column("'english'"), indexed)
-        return select(id_column).where(vector.op("@@")(
-            func.plainto_tsquery(literal_column("'english'"), word)))
-    return (select(literal_column("rowid")).select_from(table(fts_name))
-            .where(text(f"{fts_name} MATCH :word_{word}").bindparams(**{f"word_{word}": f'"{word}"'})))
+        vector = func.to_tsvector(literal_column("'english'"), indexed.text)
+        query = func.to_tsquery(literal_column("'english'"), " | ".join(words))
+        return None, vector.op("@@")(query), func.ts_rank(vector, query).desc()
+    fts = table(indexed.fts_name, column("rowid"))
+    match = text(f"{indexed.fts_name} MATCH :match").bindparams(
+        match=" OR ".join(f'"{w}"' for w in words))
+    return (fts, fts.c.rowid == indexed.id), match, text(f"bm25({indexed.fts_name})")
 
 
-def sqlite_match(fts_name: str, indexed, match: str):
-    fts = table(fts_name, column("rowid"))
-    return (fts, fts.c.rowid, text(f"{fts_name} MATCH :match").bindparams(match=match),
-            text(f"bm25({fts_name})"))
+def on_dates(indexed: Indexed, ranges):
+    return or_(*(and_(indexed.created >= start, indexed.created < end) for start, end in ranges))
 
 
-def postgres_match(fts_name: str, indexed, match: str):
-    vector = func.to_tsvector(literal_column("'english'"), indexed)
-    query = func.to_tsquery(literal_column("'english'"), match)
-    return None, None, vector.op("@@")(query), func.ts_rank(vector, query).desc()
+def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
+    """The scope's row count, how many of its rows hold each word and fall on the dates: one
+    statement."""
+    def count(*conditions):
+        return indexed.scoped(select(func.count()).select_from(indexed.id.table)
+                              .where(*conditions)).scalar_subquery()
+    counts = [count()] + [count(word_match(indexed, w)) for w in words]
+    if ranges:
+        counts.append(count(on_dates(indexed, ranges)))
+    total, *rest = db.session.execute(select(*counts)).one()
+    holding = dict(zip(words, rest))
+    stats = ScopeStatistics(total or 0, holding, rest[-1] if ranges else 0, list(ranges))
+    if stats.rows >= COMMON_WORD_MIN_ROWS:  # over half the rows: IDF below ln 2, costly to score
+        stats.holding = {w: n for w, n in holding.items() if n <= stats.rows // 2}
+    return stats
 
 
-def memory_matches(condition, query: str, limit: int) -> list:
-    """(id, embedding, embedding_model) of the memories best matching the query among those
-    meeting `condition` (the session's scope): the vectors come along for free."""
-    def statement(match, expression):
-        fts, rowid, matches, order = match("memories_fts", Memory.content, expression)
-        base = select(Memory.id, Memory.embedding, Memory.embedding_model)
-        if fts is not None:
-            base = base.join(fts, rowid == Memory.id)
-        return base.where(matches, condition).order_by(order)
-    return ranked(statement, "memories_fts", Memory.content, Memory.id, query, limit)
+def candidates(indexed: Indexed, words: list[str], ranges, limit: int) -> list:
+    """Rows of the scope holding a query word (the database's best `limit`), then rows on the
+    named dates (newest first): each as (id, *text parts, created_at, ...)."""
+    found = {}
+    if words:
+        join, match, order = any_match(indexed, words)
+        statement = select(*indexed.columns)
+        if join is not None:
+            statement = statement.join(*join)
+        for row in db.session.execute(indexed.scoped(statement.where(match)).order_by(order)
+                                      .limit(limit)):
+            found[row[0]] = row
+    if ranges:
+        for row in db.session.execute(indexed.scoped(select(*indexed.columns).where(
+                on_dates(indexed, ranges))).order_by(indexed.id.desc()).limit(limit)):
+            found.setdefault(row[0], row)
+    return list(found.values())
 
 
-def turn_ids(user, query: str, limit: int) -> list[int]:
-    """Finished turns of this person's own conversations matching the query."""
-    def statement(match, expression):
-        fts, rowid, matches, order = match("turns_fts", Turn.question + " " + Turn.answer,
-                                           expression)
-        base = select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
-        if fts is not None:
-            base = base.join(fts, rowid == Turn.id)
-        return base.where(matches, Conversation.user_id == user.id,
-                          Conversation.tenant_id == user.tenant_id,
-                          Turn.outcome != "pending").order_by(order)
-    return [row[0] for row in ranked(statement, "turns_fts", Turn.question + " " + Turn.answer,
-                                     Turn.id, query, limit)]
+def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int, float], dict]:
+    """({id: BM25 score with the scope's statistics}, {id: candidate row}) for the query."""
+    ranges, rest = find_dates(query, utcnow())
+    words = query_words(rest)
+    if not words and not ranges:
+        return {}, {}
+    stats = statistics(indexed, words, ranges)
+    words = [w for w in words if w in stats.holding]
+    rows = candidates(indexed, words, ranges if stats.on_date else [], limit)
+    pool = [Candidate(row[0], text_of(row), row.created_at) for row in rows]
+    return bm25_scores(words, stats, pool), {row[0]: row for row in rows}
+
+
+def memories_indexed(condition) -> Indexed:
+    return Indexed("memories_fts", Memory.id, Memory.content, Memory.created_at,
+                   (Memory.id, Memory.content, Memory.created_at, Memory.embedding,
+                    Memory.embedding_model), lambda statement: statement.where(condition))
+
+
+def memory_matches(condition, query: str, limit: int) -> tuple[dict[int, float], list]:
+    """({id: keyword score}, [(id, embedding, embedding_model)]) of the memories meeting
+    `condition` (the session's scope) that match the query: the vectors come along for free."""
+    scores, rows = scored(memories_indexed(condition), query, limit, lambda row: row.content)
+    return scores, [(row.id, row.embedding, row.embedding_model) for row in rows.values()]
+
+
+def turns_indexed(user) -> Indexed:
+    def scoped(statement):
+        return statement.join(Conversation, Conversation.id == Turn.conversation_id).where(
+            Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
+            Turn.outcome != "pending")
+    return Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
+                   (Turn.id, Turn.question, Turn.answer, Turn.created_at), scoped)
+
+
+def turn_scores(user, query: str, limit: int) -> dict[int, float]:
+    """{turn id: keyword score} of this person's own finished turns matching the query."""
+    return scored(turns_indexed(user), query, limit,
+                  lambda row: f"{row.question}\n{row.answer}")[0]

@@ -1,7 +1,8 @@
 """The offline model's memory distiller: conservative patterns over what the customer said.
 
 It answers only requests carrying the distiller's output format, keeps names, stated preferences,
-"remember that…" and "we always / we bill…" arrangements, and writes nothing for small talk.
+"remember that…" and "we always / we bill…" arrangements, and writes nothing for small talk or
+advice ("remember to…" asks for something once; it is not a fact about anybody).
 """
 import json
 import re
@@ -17,6 +18,7 @@ PREFERENCE = re.compile(r"^(?:I (?:prefer|always|never|would rather|'d rather|li
 ARRANGEMENT = re.compile(r"^we (?:always|never|usually|bill|pay|prefer|use|order|ship|"
                          r"only)\b", re.I)
 REMEMBER = re.compile(r"^(?:please\s+)?remember(?: that|:)?\s+(.+)", re.I)
+ADVICE = re.compile(r"^(?:to|when|how|if|why|what|where)\b", re.I)  # "remember to bring…"
 ORDER_NUMBER = re.compile(r"#?\b(\d{4,6})\b")
 
 
@@ -34,7 +36,7 @@ def offered(prompt: str) -> tuple[list[str], list[int]]:
 def memory_of(sentence: str, name: str, words: list[str], orders: list[int]) -> dict | None:
     remembered = REMEMBER.match(sentence)
     fact = remembered.group(1) if remembered else sentence
-    if sentence.endswith("?"):
+    if sentence.endswith("?") or (remembered and ADVICE.match(fact)):
         return None
     if (found := NAME.search(fact)) and "workspace" in words:
         return {"content": f"Name: {found.group(1)}.", "scope": "workspace", "personal": True}

@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from ...extensions import db
 from ...models import utcnow
-from .embeddings import embed_one
+from .embeddings import embed_many
 from .models import Memory
 from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope
 
@@ -31,8 +31,9 @@ def clean_content(content) -> str:
 
 def remember(scope: SessionScope, content, config, *, source: str, word: str = TENANT_WORD,
              personal: bool = True, order_number=None, conversation_id: str | None = None,
-             turn_seq: int | None = None) -> tuple[Memory, bool]:
-    """Store one memory in the session's tenant; (memory, False) when the same one already exists."""
+             turn_seq: int | None = None, embed: bool = True) -> tuple[Memory, bool]:
+    """Store one memory in the session's tenant; (memory, False) when the same one already exists.
+    embed=False leaves the vector to the caller, which embeds many at once (set_vectors)."""
     text = clean_content(content)
     placement = scope.place(word, personal, order_number)
     existing = db.session.scalar(select(Memory).where(
@@ -43,7 +44,8 @@ def remember(scope: SessionScope, content, config, *, source: str, word: str = T
         return existing, False
     memory = Memory(tenant_id=scope.tenant_id, content=text, source=source,
                     conversation_id=conversation_id, turn_seq=turn_seq, **placement)
-    set_vector(memory, config)
+    if embed:
+        set_vector(memory, config)
     db.session.add(memory)
     db.session.commit()
     return memory, True
@@ -63,8 +65,15 @@ def same(column, value):
 
 
 def set_vector(memory: Memory, config) -> None:
-    vector = embed_one(config, memory.content)
-    memory.embedding, memory.embedding_model = vector if vector else (None, None)
+    set_vectors([memory], config)
+
+
+def set_vectors(memories: list[Memory], config) -> int:
+    """Embed the memories' contents in batched model runs (the caller commits); how many got one."""
+    vectors = embed_many(config, [memory.content for memory in memories]) or []
+    for memory, vector in zip(memories, vectors or [(None, None)] * len(memories)):
+        memory.embedding, memory.embedding_model = vector
+    return len(vectors)
 
 
 def newest(scope: SessionScope, limit: int) -> list[Memory]:

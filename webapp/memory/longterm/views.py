@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from ...extensions import db, htmx
 from ...models import Conversation
+from ...policy import may_edit_memory
 from .history import search_turns
 from .scopes import (ACCOUNT, ORDER, SCOPE_WORDS, TENANT_WORD, InvalidScope, SessionScope,
                      applies_to, scope_label)
@@ -25,7 +26,7 @@ SEARCH_LIMIT = 8
 def get_editable_memory_or_404(scope: SessionScope, memory_id: int):
     """A memory the visitor may change; a foreign, unknown or read-only one answers 404."""
     memory = visible(scope, memory_id)
-    if memory is None or not editable(scope, memory):
+    if not may_edit_memory(g.user, scope, memory):  # the access rules live in webapp/policy.py
         abort(404)
     return memory
 

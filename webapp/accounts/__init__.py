@@ -3,9 +3,9 @@ import secrets
 
 from sqlalchemy import select
 
-from .extensions import db
-from .models import Tenant, User
-from .shop.demo import DEMO_CUSTOMERS, give_demo_orders, seed_help_center
+from ..extensions import db
+from ..models import Tenant, User
+from ..shop.demo import DEMO_CUSTOMERS, give_demo_orders, seed_help_center
 
 
 def get_or_create_tenant(slug: str, name: str | None = None) -> Tenant:
@@ -57,10 +57,17 @@ def purge_idle_guests(days: int) -> int:
 
     from sqlalchemy import delete, exists
 
-    from .models import Conversation, utcnow
+    from ..models import Conversation, utcnow
     cutoff = utcnow() - timedelta(days=days)
     result = db.session.execute(delete(User).where(
         User.is_guest.is_(True), User.created_at < cutoff,
         ~exists().where(Conversation.user_id == User.id)))
     db.session.commit()
     return result.rowcount
+
+
+def init_app(app) -> None:
+    from . import cli, data_rights, views
+    app.register_blueprint(views.bp)
+    app.register_blueprint(data_rights.bp)
+    cli.init_app(app)

@@ -1,0 +1,140 @@
+"""Delete my data leaves no row of the customer in any table; Download my data holds it all."""
+import json
+
+from sqlalchemy import JSON, String, Text, select, text
+
+from webapp.accounts import find_user
+from webapp.extensions import db
+from webapp.memory.longterm.models import DistillCheckpoint, Memory, TurnVector
+from webapp.memory.longterm.scopes import SessionScope
+from webapp.memory.longterm.sharing import set_memory_sharing
+from webapp.memory.longterm.store import remember
+from webapp.memory.summaries import ConversationSummary
+from webapp.models import AuditEntry, Conversation, ShareLink, Turn, User, utcnow
+from webapp.shop.demo import give_demo_orders
+from webapp.shop.models import Order, Ticket
+from webapp.staff.audit import record
+
+from .accounts_support import make_account, sign_in
+from .conftest import ask, run
+
+MARKER = "zanzibarquokka"  # a word only the deleted customer ever wrote
+
+
+def give_them_everything(app, user):
+    """One row of every kind that can be about a customer."""
+    give_demo_orders(user)
+    db.session.commit()
+    _, conversation, _ = ask(user, f"Where is my order #1041? My cat is called {MARKER}.")
+    turn = conversation.turns[0]
+    scope = SessionScope.for_user(user)
+    remember(scope, f"Has a cat called {MARKER}", app.config, source="tool",
+             conversation_id=conversation.id, turn_seq=0)
+    remember(scope, "Prefers email", app.config, source="hand", word="account", personal=False)
+    remember(scope, "Order 1041 is a gift", app.config, source="hand", word="order",
+             order_number=1041, personal=False)
+    set_memory_sharing(user, True)
+    db.session.add_all([
+        ConversationSummary(conversation_id=conversation.id, style="concise", text=MARKER,
+                            through_seq=0),
+        DistillCheckpoint(conversation_id=conversation.id, distilled_through_seq=0),
+        TurnVector(turn_id=turn.id, embedding=b"\0" * 4, embedding_model="test"),
+        ShareLink(conversation_id=conversation.id, expires_at=utcnow()),
+        Ticket(tenant_id=user.tenant_id, customer_id=user.id, category="other", summary=MARKER)])
+    db.session.commit()
+    staff = make_account("pat@example.com", "staff")
+    record(staff, "opened conversation", conversation=conversation)
+    return conversation
+
+
+def references(user_id, conversation_ids, turn_ids, order_ids, email):
+    """(table, column, value) of every stored value that points at or quotes the customer."""
+    found = []
+    pointers = {"users": {user_id}, "conversations": conversation_ids, "turns": turn_ids,
+                "orders": order_ids}
+    for table in db.metadata.sorted_tables:
+        for row in db.session.execute(select(table)).mappings():
+            for column in table.columns:
+                value = row[column.name]
+                targets = {fk.column.table.name for fk in column.foreign_keys}
+                if table.name in pointers and column.primary_key:
+                    targets.add(table.name)
+                if any(value in pointers[t] for t in targets if t in pointers):
+                    found.append((table.name, column.name, value))
+                if table.name == "memories" and column.name == "memorable_id" and (
+                        (row["memorable_type"] == "account" and value == user_id)
+                        or (row["memorable_type"] == "order" and value in order_ids)):
+                    found.append((table.name, column.name, value))
+                if isinstance(column.type, (String, Text, JSON)) and value is not None:
+                    blob = json.dumps(value) if isinstance(column.type, JSON) else str(value)
+                    if email in blob or MARKER in blob:
+                        found.append((table.name, column.name, blob[:60]))
+    for index in ("turns_fts", "memories_fts"):
+        hits = db.session.execute(text(f"SELECT rowid FROM {index} WHERE {index} MATCH :w"),
+                                  {"w": MARKER}).all()
+        found += [(index, "rowid", hit[0]) for hit in hits]
+    return found
+
+
+def snapshot(user):
+    ids = select(Conversation.id).where(Conversation.user_id == user.id)
+    return {"conversations": db.session.scalar(select(db.func.count()).select_from(ids.subquery())),
+            "turns": Turn.query.filter(Turn.conversation_id.in_(ids)).count(),
+            "memories": Memory.query.filter(Memory.subject_id == user.id).count(),
+            "orders": Order.query.filter_by(customer_id=user.id).count()}
+
+
+def test_delete_my_data_leaves_no_row_of_the_customer_and_spares_the_others(app, client, sam):
+    owner = make_account("dana@example.com")
+    conversation = give_them_everything(app, owner)
+    ask(sam, "Where is my order #1042?")
+    remember(SessionScope.for_user(sam), "Likes parcels", app.config, source="hand")
+    others = snapshot(sam)
+    user_id, conversation_ids = owner.id, {conversation.id}
+    turn_ids = {t.id for t in conversation.turns}
+    order_ids = {o.id for o in Order.query.filter_by(customer_id=owner.id)}
+    assert references(user_id, conversation_ids, turn_ids, order_ids, "dana@example.com")
+
+    sign_in(client, "dana@example.com")
+    refused = client.post("/account/delete", data={"confirm": "no"})
+    assert refused.status_code == 422 and find_user("dana@example.com") is not None
+    done = client.post("/account/delete", data={"confirm": "DELETE"})
+    assert done.status_code == 200 and "Your data was deleted" in done.text
+
+    assert references(user_id, conversation_ids, turn_ids, order_ids, "dana@example.com") == []
+    assert snapshot(sam) == others
+    entry = AuditEntry.query.filter_by(action="deleted customer data").one()
+    assert entry.customer_id is None and "1 conversation(s)" in entry.detail
+    assert AuditEntry.query.filter_by(action="opened conversation").one().conversation_id is None
+
+
+def test_users_delete_does_the_same_from_the_command_line(app, runner):
+    owner = make_account("dana@example.com")
+    conversation = give_them_everything(app, owner)
+    user_id, conversation_id = owner.id, conversation.id
+    turn_ids = {t.id for t in conversation.turns}
+    order_ids = {o.id for o in Order.query.filter_by(customer_id=user_id)}
+    run(runner, "users", "delete", "dana@example.com")
+    assert references(user_id, {conversation_id}, turn_ids, order_ids, "dana@example.com") == []
+    assert db.session.get(User, user_id) is None
+
+
+def test_download_my_data_is_a_json_file_of_everything_about_them(app, client):
+    owner = make_account("dana@example.com")
+    conversation = give_them_everything(app, owner)
+    sign_in(client, "dana@example.com")
+    response = client.get("/account/data.json")
+    assert response.status_code == 200 and "attachment" in response.headers["Content-Disposition"]
+    data = response.get_json()
+    assert data["account"]["email"] == "dana@example.com"
+    assert [c["id"] for c in data["conversations"]] == [conversation.id]
+    assert {m["content"] for m in data["memories"]} >= {f"Has a cat called {MARKER}", "Prefers email"}
+    assert data["tickets"][0]["summary"] == MARKER
+
+
+def test_a_guest_can_delete_their_data_too(guest):
+    from .conftest import guest_user
+    visitor = guest_user(guest)
+    ask(visitor, "Hello there")
+    assert guest.post("/account/delete", data={"confirm": "DELETE"}).status_code == 200
+    assert db.session.get(User, visitor.id) is None

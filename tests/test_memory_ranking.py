@@ -1,0 +1,84 @@
+"""Keyword relevance: BM25 with the scope's own statistics, recency only breaks ties, dates count."""
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from webapp.extensions import db
+from webapp.memory.longterm.dates import find_dates
+from webapp.memory.longterm.embeddings import MiniLMEmbedder
+from webapp.memory.longterm.history import search_turns
+from webapp.memory.longterm.keywords import statistics, turns_indexed
+from webapp.memory.longterm.ranking import Candidate, ScopeStatistics, bm25_scores, best_first
+
+from .conftest import ask
+
+TODAY = datetime(2026, 12, 1)
+
+
+def questions(results):
+    return [r["question"] for r in results]
+
+
+def test_an_old_strong_match_beats_newer_weak_ones(app, alex):
+    ask(alex, "My espresso grinder is broken, the espresso grinder burrs are stuck.")
+    for i in range(4):
+        ask(alex, f"Do you sell a grinder stand number {i}?")
+    results, mode = search_turns(alex, "espresso grinder", app.config)
+    assert mode == "keywords" and results[0]["question"].startswith("My espresso grinder")
+
+
+def test_recency_breaks_ties_between_equal_matches(app, alex):
+    for colour in ("red", "blue"):
+        ask(alex, f"Is the {colour} rain jacket waterproof?")
+    assert questions(search_turns(alex, "waterproof", app.config)[0])[0].startswith("Is the blue")
+
+
+def test_term_statistics_come_from_the_persons_own_turns(app, alex, sam):
+    ask(alex, "Where is my parcel?")
+    for i in range(3):
+        ask(sam, f"Parcel question {i}")
+    stats = statistics(turns_indexed(alex), ["parcel"], [])
+    assert (stats.rows, stats.holding) == (1, {"parcel": 1})
+
+
+def test_bm25_rewards_rare_words_and_repeats():
+    stats = ScopeStatistics(rows=100, holding={"lamp": 2, "order": 60})
+    scores = bm25_scores(["lamp", "order"], stats, [Candidate(1, "my order"),
+                                                    Candidate(2, "the lamp"),
+                                                    Candidate(3, "lamp lamp order")])
+    assert best_first(scores) == [3, 2, 1]
+
+
+@pytest.mark.parametrize("query, start", [
+    ("what did I cook on March 14?", datetime(2026, 3, 14)),
+    ("what did I cook on the 14th of March", datetime(2026, 3, 14)),
+    ("dinner 2025-03-14", datetime(2025, 3, 14)),
+    ("what about December 25", datetime(2025, 12, 25)),  # not yet this year: last year's
+])
+def test_a_named_day_becomes_a_range(query, start):
+    ranges, rest = find_dates(query, TODAY)
+    assert [r[0] for r in ranges] == [start] and (ranges[0][1] - start).days == 1
+    assert "14" not in rest and "25" not in rest
+
+
+def test_a_named_month_covers_the_month_and_nonsense_is_not_a_date():
+    assert find_dates("what did we say in February", TODAY)[0] == [
+        (datetime(2026, 2, 1), datetime(2026, 3, 1))]
+    assert find_dates("on February 31 or 2026-13-01", TODAY)[0] == []
+
+
+def test_a_turn_is_found_by_the_day_it_was_said(app, alex):
+    _, conversation, _ = ask(alex, "I made gnocchi for dinner tonight.")
+    ask(alex, "I made a curry for dinner tonight.")
+    conversation.turns[0].created_at = datetime(2026, 3, 14, 19, 30)
+    db.session.commit()
+    results, _ = search_turns(alex, "What did I cook for dinner on March 14?", app.config)
+    assert questions(results)[0] == "I made gnocchi for dinner tonight."
+
+
+def test_batched_embeddings_match_one_at_a_time(app):
+    texts = ["Alex prefers email.", "A much longer sentence about the espresso grinder " * 3, "ok"]
+    batched = MiniLMEmbedder().embed(texts)
+    single = np.vstack([MiniLMEmbedder().embed([t]) for t in texts])
+    assert np.allclose(batched, single, atol=1e-4)

@@ -1,0 +1,67 @@
+"""Share links: staff create one from the viewer; it works signed out, read-only, until it
+expires or is revoked; a forged or altered link is a missing page."""
+import re
+from datetime import timedelta
+
+import pytest
+
+from webapp.extensions import db
+from webapp.models import AuditEntry, ShareLink, utcnow
+
+from .accounts_support import fresh_request_globals, make_account, sign_in
+from .conftest import ask
+
+
+@pytest.fixture
+def shared(app, client, alex):
+    _, conversation, _ = ask(alex, "Where is my order #1041?")
+    make_account("pat@example.com", "staff")
+    sign_in(client, "pat@example.com")
+    assert "Create share link" in client.get(f"/c/{conversation.id}/viewer").text
+    assert client.post(f"/c/{conversation.id}/share", data={"days": "3"}).status_code == 303
+    console = client.get("/staff").text
+    url = re.search(r'class="share-url" readonly value="([^"]+)"', console).group(1)
+    fresh_request_globals()
+    return conversation, url.replace("http://localhost", "")
+
+
+def test_a_share_link_shows_the_viewer_signed_out_without_any_form(app, shared):
+    conversation, path = shared
+    stranger = app.test_client()
+    page = stranger.get(path)
+    assert page.status_code == 200 and "Where is my order #1041?" in page.text
+    body = page.text.split("<main")[1]
+    assert "<form" not in body and "what-if" not in body and "Sign out" not in page.text
+    assert AuditEntry.query.filter_by(action="created share link").count() == 1
+
+
+def test_a_share_link_lasts_as_long_as_chosen(shared):
+    link = ShareLink.query.one()
+    assert timedelta(days=2, hours=23) < link.expires_at - utcnow() <= timedelta(days=3)
+
+
+def test_an_expired_link_is_a_missing_page(app, shared):
+    _, path = shared
+    ShareLink.query.one().expires_at = utcnow() - timedelta(seconds=1)
+    db.session.commit()
+    assert app.test_client().get(path).status_code == 404
+
+
+def test_a_revoked_link_is_a_missing_page(app, client, shared):
+    _, path = shared
+    link = ShareLink.query.one()
+    assert client.post(f"/staff/shares/{link.id}/revoke").status_code == 303
+    assert "revoked" in client.get("/staff").text
+    assert app.test_client().get(path).status_code == 404
+
+
+def test_an_altered_link_is_a_missing_page(app, shared):
+    _, path = shared
+    assert app.test_client().get(path[:-2] + ("aa" if not path.endswith("aa") else "bb")).status_code == 404
+    assert app.test_client().get("/s/WzEsImtleSJd").status_code == 404
+
+
+@pytest.mark.parametrize("days", ["0", "91", "soon"])
+def test_a_share_link_lasts_one_to_ninety_days(client, shared, days):
+    conversation, _ = shared
+    assert client.post(f"/c/{conversation.id}/share", data={"days": days}).status_code == 400

@@ -1,0 +1,74 @@
+"""Passwords: argon2id hashes (argon2-cffi's current defaults), generated passwords, sign-in checks.
+
+Repeated failures lock the account for a while: a counter and an until-timestamp on the user row,
+so the lock holds across processes without Redis.
+"""
+import secrets
+from datetime import timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from ..extensions import db
+from ..models import User, new_session_token, utcnow
+
+hasher = PasswordHasher()
+MIN_PASSWORD_CHARS = 10
+MAX_PASSWORD_CHARS = 200
+# Verified against when the email is unknown, so a wrong email takes as long as a wrong password.
+DUMMY_HASH = hasher.hash(secrets.token_hex(8))
+
+
+class InvalidPassword(ValueError):
+    """A password too short or too long to be set."""
+
+
+def generate_password() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def set_password(user: User, password: str) -> None:
+    """Hash and set a new password; every browser signed in as this user is signed out."""
+    if not MIN_PASSWORD_CHARS <= len(password or "") <= MAX_PASSWORD_CHARS:
+        raise InvalidPassword(f"a password needs {MIN_PASSWORD_CHARS} to {MAX_PASSWORD_CHARS} "
+                              "characters")
+    user.password_hash = hasher.hash(password)
+    user.session_token = new_session_token()
+    user.failed_logins, user.locked_until = 0, None
+
+
+def check_password(user: User | None, password: str) -> bool:
+    """True if the password is this user's; upgrades an outdated hash on the way."""
+    if user is None or not user.password_hash:
+        try:
+            hasher.verify(DUMMY_HASH, password or "")
+        except VerificationError:
+            pass
+        return False
+    try:
+        hasher.verify(user.password_hash, password or "")
+    except (VerificationError, InvalidHashError):
+        return False
+    if hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = hasher.hash(password)
+    return True
+
+
+def authenticate(user: User | None, password: str, config) -> tuple[User | None, str | None]:
+    """(user, None) on success; (None, what to tell the person) otherwise. Commits the counter."""
+    now = utcnow()
+    if user is not None and user.locked_until is not None and user.locked_until > now:
+        minutes = max(1, round((user.locked_until - now).total_seconds() / 60))
+        return None, (f"Too many failed attempts: this account is locked for {minutes} more "
+                      "minute(s). Try again later.")
+    if not check_password(user, password):
+        if user is not None:
+            user.failed_logins += 1
+            if user.failed_logins >= config["NIMBUS_LOGIN_MAX_FAILURES"]:
+                user.locked_until = now + timedelta(minutes=config["NIMBUS_LOGIN_LOCK_MINUTES"])
+                user.failed_logins = 0
+            db.session.commit()
+        return None, "That email and password do not match an account."
+    user.failed_logins, user.locked_until, user.last_login_at = 0, None, now
+    db.session.commit()
+    return user, None

@@ -1,0 +1,88 @@
+"""A person's data rights: everything about them as one JSON document, and deleting all of it.
+
+Deleting runs as one transaction: their conversations (turns, summaries, checkpoints, vectors,
+share links and keyword-index rows go with them), every memory about them or from their
+conversations, orders, tickets, choices and the account itself. The audit log keeps one entry
+that says what was deleted and how much, with a keyed digest of the email instead of the email.
+"""
+import hashlib
+import hmac
+
+from flask import current_app
+from sqlalchemy import and_, delete, func, or_, select
+
+from ..extensions import db
+from ..memory.longterm.models import Memory
+from ..memory.longterm.scopes import ACCOUNT, ORDER, scope_label
+from ..memory.longterm.sharing import sharing_choice
+from ..models import Conversation, Turn, User, utcnow
+from ..shop.models import Order, Ticket
+from ..transfer import export_conversation
+
+FORMAT = "nimbus.personal-data"
+
+
+def their_memories(user: User, conversation_ids):
+    """Memories for them, about their account or orders, or distilled from their conversations."""
+    order_ids = select(Order.id).where(Order.customer_id == user.id)
+    return and_(Memory.tenant_id == user.tenant_id, or_(
+        Memory.subject_id == user.id,
+        and_(Memory.memorable_type == ACCOUNT, Memory.memorable_id == user.id),
+        and_(Memory.memorable_type == ORDER, Memory.memorable_id.in_(order_ids)),
+        Memory.conversation_id.in_(conversation_ids)))
+
+
+def export_user_data(user: User) -> dict:
+    """Everything stored about this person, in one JSON-ready document."""
+    conversations = db.session.scalars(select(Conversation).where(Conversation.user_id == user.id)
+                                       .order_by(Conversation.created_at))
+    ids = select(Conversation.id).where(Conversation.user_id == user.id)
+    memories = db.session.scalars(select(Memory).where(their_memories(user, ids)).order_by(Memory.id))
+    orders = db.session.scalars(select(Order).where(Order.customer_id == user.id).order_by(Order.number))
+    tickets = db.session.scalars(select(Ticket).where(Ticket.customer_id == user.id).order_by(Ticket.id))
+    return {
+        "format": FORMAT, "version": 1, "exported_at": utcnow().isoformat(timespec="seconds"),
+        "account": {"email": user.email, "name": user.name, "role": user.role,
+                    "guest": user.is_guest, "shop": user.tenant.name,
+                    "created_at": user.created_at.isoformat(timespec="seconds"),
+                    "memory_sharing": sharing_choice(user)},
+        "conversations": [export_conversation(c) for c in conversations],
+        "memories": [{"content": m.content, "scope": scope_label(m), "shared": m.shared,
+                      "source": m.source, "conversation_id": m.conversation_id,
+                      "created_at": m.created_at.isoformat(timespec="seconds")} for m in memories],
+        "orders": [{"number": o.number, "item": o.item, "amount_cents": o.amount_cents,
+                    "status": o.status, "purchased_at": o.purchased_at.isoformat(timespec="seconds")}
+                   for o in orders],
+        "tickets": [{"number": t.number, "category": t.category, "summary": t.summary,
+                     "status": t.status, "created_at": t.created_at.isoformat(timespec="seconds")}
+                    for t in tickets],
+    }
+
+
+def email_digest(email: str) -> str:
+    """Lets an admin confirm 'was X deleted?' without the log holding X."""
+    key = str(current_app.secret_key).encode()
+    return hmac.new(key, email.encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def delete_user_data(user: User, requested_by: str) -> dict:
+    """Delete the person and everything about them in one transaction; return what went."""
+    from ..staff.audit import record
+    ids = select(Conversation.id).where(Conversation.user_id == user.id)
+    counts = {
+        "conversations": db.session.scalar(select(func.count()).select_from(ids.subquery())),
+        "turns": db.session.scalar(select(func.count()).where(Turn.conversation_id.in_(ids))),
+        "memories": db.session.execute(
+            delete(Memory).where(their_memories(user, ids))
+            .execution_options(synchronize_session=False)).rowcount,
+    }
+    tenant_id, digest = user.tenant_id, email_digest(user.email)
+    db.session.execute(delete(Conversation).where(Conversation.user_id == user.id)
+                       .execution_options(synchronize_session=False))
+    db.session.execute(delete(User).where(User.id == user.id))  # orders, tickets, choices cascade
+    record(None, "deleted customer data", tenant_id=tenant_id, commit=False,
+           detail=(f"requested by {requested_by}; {counts['conversations']} conversation(s), "
+                   f"{counts['turns']} turn(s), {counts['memories']} memories; "
+                   f"email digest {digest}"))
+    db.session.commit()
+    return counts

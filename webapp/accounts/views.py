@@ -1,0 +1,97 @@
+"""Sign in, sign out and sign up: /login, /logout, /signup. A guest who signs up keeps their chats."""
+from flask import (Blueprint, current_app, g, redirect, render_template, request, session,
+                   url_for)
+from flask_login import logout_user
+
+from ..chat.identity import sign_in
+from ..extensions import db
+from ..models import User
+from . import find_user, get_or_create_tenant
+from .passwords import InvalidPassword, authenticate, set_password
+
+bp = Blueprint("auth", __name__)
+MAX_EMAIL_CHARS = 320
+
+
+def safe_next(target: str | None) -> str | None:
+    """Only a path on this site: never another host, so a link cannot bounce people elsewhere."""
+    if not target or not target.startswith("/") or target.startswith(("//", "/\\")):
+        return None
+    return target
+
+
+def landing(user: User) -> str:
+    """Staff and admins land on the console; customers on the chat."""
+    return url_for("staff.show_console") if user.is_staff else url_for("chat.show_page")
+
+
+def signed_in_account():
+    return g.user if g.user is not None and not g.user.is_guest else None
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    """Sign in with email and password; repeated failures lock the account for a while."""
+    if request.method == "GET":
+        return render_template("accounts/login.html", next=safe_next(request.args.get("next")))
+    email = request.form.get("email", "").strip().lower()[:MAX_EMAIL_CHARS]
+    user = find_user(email) if email else None
+    if user is not None and user.is_guest:
+        user = None  # guests have no password: the name is only theirs in one browser
+    user, error = authenticate(user, request.form.get("password", "")[:1000], current_app.config)
+    if error:
+        status = 429 if "locked" in error else 401
+        return render_template("accounts/login.html", error=error, email=email,
+                               next=safe_next(request.form.get("next"))), status
+    session.pop("_fresh", None)
+    sign_in(user, remember=request.form.get("remember") == "1")
+    return redirect(safe_next(request.form.get("next")) or landing(user), 303)
+
+
+@bp.post("/logout")
+def logout():
+    """Sign out of this browser (a guest starts afresh on the next visit)."""
+    logout_user()
+    session.clear()
+    return redirect(url_for(".login"), 303)
+
+
+@bp.route("/signup", methods=["GET", "POST"])
+def signup():
+    """Create a customer account; a guest's conversations and memories become the account's."""
+    if signed_in_account() is not None:
+        return redirect(landing(g.user), 303)
+    if not current_app.config["NIMBUS_SIGNUP"]:
+        return render_template("accounts/signup.html", closed=True), 403
+    if request.method == "GET":
+        return render_template("accounts/signup.html")
+    email = request.form.get("email", "").strip().lower()
+    name = " ".join(request.form.get("name", "").split())[:200]
+    error = signup_error(email, name)
+    user = g.user if g.user is not None else User(
+        tenant_id=get_or_create_tenant(current_app.config["NIMBUS_DEMO_TENANT"]).id)
+    if error is None:
+        try:
+            set_password(user, request.form.get("password", ""))
+        except InvalidPassword as problem:
+            error = f"Not signed up: {problem}."
+    if error:
+        db.session.rollback()
+        return render_template("accounts/signup.html", error=error, email=email, name=name), 422
+    user.email, user.name, user.is_guest, user.role = email, name, False, "customer"
+    db.session.add(user)
+    db.session.commit()
+    sign_in(user)
+    return redirect(url_for("chat.show_page"), 303)
+
+
+def signup_error(email: str, name: str) -> str | None:
+    if "@" not in email or len(email) > MAX_EMAIL_CHARS or " " in email:
+        return "Not signed up: give an email address like you@example.com."
+    if email.endswith("@guests.invalid"):
+        return "Not signed up: that address is reserved for guests."
+    if not name:
+        return "Not signed up: tell us your name."
+    if find_user(email) is not None:
+        return "Not signed up: there already is an account with that email. Sign in instead."
+    return None

@@ -1,0 +1,78 @@
+"""Keyword relevance: BM25 with the term statistics of the session's own scope, computed here.
+
+The database only finds the candidates (FTS5, or PostgreSQL full text) and counts, within the
+scope, the rows holding each word; the score is computed in Python, so SQLite and PostgreSQL rank
+alike (ts_rank has no IDF at all) and one person's frequent words are not rare because other
+people's rows lack them. A date named in the question counts as one more term.
+"""
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from math import log
+
+import Stemmer
+
+K1, B = 1.2, 0.75  # the usual BM25 constants
+WORD = re.compile(r"\w+")
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=50_000)
+def stem(word: str) -> str:
+    return _stemmer.stemWord(word)
+
+
+def terms(text: str) -> list[str]:
+    return [stem(w) for w in WORD.findall((text or "").lower())]
+
+
+def idf(rows: int, holding: int) -> float:
+    """Never negative, small for a word most rows hold (the Lucene form of BM25's IDF)."""
+    return log(1 + (rows - holding + 0.5) / (holding + 0.5))
+
+
+@dataclass
+class ScopeStatistics:
+    rows: int  # rows in the scope
+    holding: dict[str, int]  # query word -> rows of the scope holding it
+    on_date: int = 0  # rows of the scope on the dates the question names
+    dates: list = field(default_factory=list)  # (start, end) ranges from the question
+
+
+@dataclass
+class Candidate:
+    id: int
+    text: str
+    created_at: object = None
+
+
+def bm25_scores(words: list[str], statistics: ScopeStatistics,
+                candidates: list[Candidate]) -> dict[int, float]:
+    """{id: score} of the candidates with any hit (a query word, or a date it names)."""
+    weights = {stem(w): idf(statistics.rows, statistics.holding.get(w, 0)) for w in words
+               if statistics.holding.get(w, 0)}
+    date_weight = idf(statistics.rows, statistics.on_date) if statistics.on_date else 0.0
+    documents = [(c, terms(c.text)) for c in candidates]
+    average = sum(len(t) for _, t in documents) / max(len(documents), 1) or 1.0
+    scores = {}
+    for candidate, tokens in documents:
+        norm = K1 * (1 - B + B * len(tokens) / average)
+        score = 0.0
+        for term, weight in weights.items():
+            tf = tokens.count(term)
+            if tf:
+                score += weight * tf * (K1 + 1) / (tf + norm)
+        if date_weight and within(candidate.created_at, statistics.dates):
+            score += date_weight * (K1 + 1) / (1 + norm)
+        if score > 0:
+            scores[candidate.id] = score
+    return scores
+
+
+def within(moment, ranges) -> bool:
+    return moment is not None and any(start <= moment < end for start, end in ranges)
+
+
+def best_first(scores: dict[int, float]) -> list[int]:
+    """Relevance first; recency (the higher id) only breaks ties."""
+    return sorted(scores, key=lambda i: (-round(scores[i], 9), -i))

@@ -1,0 +1,81 @@
+"""Access rules, in one place: who may read, change or re-tune which conversation, and what else.
+
+Roles live per tenant. A customer (a guest too) reaches only their own conversations. Staff reach
+every conversation of their own tenant, read-only, and each opening of a customer's conversation
+is audited. Admins may also apply context settings, change the tenant's settings and shared
+memories, and read the audit log. A refusal is a 404, so an id never tells whether it exists.
+"""
+from functools import wraps
+
+from flask import abort, g
+
+from .extensions import db
+from .models import Conversation
+
+OWN = "own"  # chat with it, rename, delete: the owner only
+READ = "read"  # the viewer, the console's read-only page, what-if previews
+APPLY = "apply"  # make previewed context settings the conversation's own
+
+
+def may(user, action: str, conversation) -> bool:
+    """The access matrix; every route asks this, directly or through the helpers below."""
+    if user is None or conversation is None:
+        return False
+    if conversation.user_id == user.id:
+        return True
+    if conversation.tenant_id != user.tenant_id or not user.is_staff:
+        return False
+    return action == READ or (action == APPLY and user.is_admin)
+
+
+def get_conversation_or_404(conversation_id, action: str = READ, user=None) -> Conversation:
+    """The conversation if `user` (default: the visitor) may do `action` to it; else 404."""
+    user = user if user is not None else g.get("user")
+    conversation = db.session.get(Conversation, str(conversation_id)[:64])
+    if not may(user, action, conversation):
+        abort(404)
+    if conversation.user_id != user.id:
+        from .staff.audit import record
+        record(user, "opened conversation", conversation=conversation)
+    return conversation
+
+
+def is_staff(user) -> bool:
+    return user is not None and user.is_staff
+
+
+def is_admin(user) -> bool:
+    return user is not None and user.is_admin
+
+
+def staff_required(view):
+    """Staff and admins only; anybody else sees the page as missing."""
+    @wraps(view)
+    def guarded(*args, **kwargs):
+        if not is_staff(g.get("user")):
+            abort(404)
+        return view(*args, **kwargs)
+    return guarded
+
+
+def admin_required(view):
+    @wraps(view)
+    def guarded(*args, **kwargs):
+        if not is_admin(g.get("user")):
+            abort(404)
+        return view(*args, **kwargs)
+    return guarded
+
+
+def may_edit_memory(user, scope, memory) -> bool:
+    """People change the memories that are theirs; the shop-wide ones only admins, in settings."""
+    from .memory.longterm.store import editable
+    return user is not None and memory is not None and editable(scope, memory)
+
+
+def init_app(app) -> None:
+    @app.context_processor
+    def access():
+        return {"may": lambda action, conversation: may(g.get("user"), action, conversation),
+                "is_staff": lambda: is_staff(g.get("user")),
+                "is_admin": lambda: is_admin(g.get("user"))}
