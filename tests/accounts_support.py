@@ -43,4 +43,7 @@ def sign_in(client, email: str, password: str = PASSWORD, remember: bool = False
         form["remember"] = "1"
     response = client.post("/login", data=form)
     fresh_request_globals()
+    if response.status_code == 303:  # signing in starts a new session, with a new token
+        client.environ_base["HTTP_X_CSRFTOKEN"] = csrf_token(client, "/account")
+        fresh_request_globals()
     return response

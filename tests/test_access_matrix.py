@@ -1,7 +1,7 @@
 """IDOR: every route of the app, walked as each role of two tenants, answers as the policy says.
 
 Tenant demo has the owner (a customer), another customer, a guest, staff and an admin; tenant
-shop2 has its own staff and admin. Refusals must be 404 (an id says nothing), and nothing is a 500.
+shop2 has its own customer, staff and admin. Refusals must be 404 (an id says nothing), and nothing is a 500.
 """
 import shutil
 
@@ -17,7 +17,7 @@ from webapp.storage import create_conversation
 from .accounts_support import make_account, sign_in
 from .conftest import ask, make_app, wait_for_replies
 
-ACTORS = ("owner", "customer", "guest", "staff", "admin", "staff_b", "admin_b")
+ACTORS = ("owner", "customer", "guest", "staff", "admin", "customer_b", "staff_b", "admin_b")
 EVERYONE = set(ACTORS)
 TENANT_STAFF = {"staff", "admin"}
 ANY_STAFF = {"staff", "admin", "staff_b", "admin_b"}
@@ -26,6 +26,10 @@ MATRIX = {
     "chat.show_conversation": {"owner"}, "chat.send_message": {"owner"},
     "chat.stream_reply": {"owner"}, "chat.stop_reply": {"owner"},
     "chat.rename_conversation": {"owner"}, "chat.delete_conversation": {"owner"},
+    "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
+    # Only a conversation deleted moments ago can be restored, and this one is not deleted:
+    # everybody, its owner too, gets 404 (undo itself: tests/test_chat.py).
+    "chat.restore_conversation": set(),
     "viewer.show": {"owner"} | TENANT_STAFF, "viewer.show_json": {"owner"} | TENANT_STAFF,
     "viewer.apply_settings": {"owner", "admin"},
     "viewer.show_sent": {"owner"} | TENANT_STAFF, "viewer.show_sent_json": {"owner"} | TENANT_STAFF,
@@ -63,6 +67,7 @@ def world(tmp_path, migrated_database):
         make_account("other@example.com")
         make_account("staff-a@example.com", "staff")
         make_account("admin-a@example.com", "admin")
+        make_account("customer-b@example.com", tenant="shop2")
         make_account("staff-b@example.com", "staff", tenant="shop2")
         make_account("admin-b@example.com", "admin", tenant="shop2")
         _, conversation, _ = ask(owner, "Where is my order #1041?")
@@ -75,6 +80,7 @@ def world(tmp_path, migrated_database):
         clients = {}
         for actor, email in (("owner", "owner@example.com"), ("customer", "other@example.com"),
                              ("staff", "staff-a@example.com"), ("admin", "admin-a@example.com"),
+                             ("customer_b", "customer-b@example.com"),
                              ("staff_b", "staff-b@example.com"), ("admin_b", "admin-b@example.com")):
             clients[actor] = app.test_client()
             assert sign_in(clients[actor], email).status_code == 303

@@ -89,6 +89,8 @@ class Conversation(db.Model):
     has_summary: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    # Set by Delete; the row really goes once the undo window has passed (storage.purge_deleted).
+    deleted_at: Mapped[datetime | None]
 
     user: Mapped[User] = relationship()
     tenant: Mapped[Tenant] = relationship()

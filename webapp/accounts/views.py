@@ -43,7 +43,7 @@ def login():
         status = 429 if "locked" in error else 401
         return render_template("accounts/login.html", error=error, email=email,
                                next=safe_next(request.form.get("next"))), status
-    session.pop("_fresh", None)
+    session.clear()  # nothing of the session before signing in carries over
     sign_in(user, remember=request.form.get("remember") == "1")
     return redirect(safe_next(request.form.get("next")) or landing(user), 303)
 

@@ -6,7 +6,7 @@ their conversations; `NIMBUS_GUESTS = False` sends everybody who is not signed i
 import secrets
 from datetime import timedelta
 
-from flask import current_app, g, request, session
+from flask import current_app, g, redirect, request, session, url_for
 from flask_login import LoginManager, current_user, login_user
 
 from ..accounts import create_guest
@@ -39,6 +39,15 @@ def load_account(user_id: str):
     if user is None or not secrets.compare_digest(user.session_token or "", token):
         return None
     return user
+
+
+@login_manager.unauthorized_handler
+def ask_to_sign_in():
+    """To /login and back; an htmx request is told to load the page whole, not swap it in."""
+    target = url_for(login_manager.login_view, next=request.full_path.rstrip("?"))
+    if request.headers.get("HX-Request"):
+        return "", 401, {"HX-Redirect": target}
+    return redirect(target)
 
 
 def sign_in(user: User, remember: bool = False, days: float | None = None) -> None:

@@ -1,14 +1,14 @@
 """request hints: tenants, users and conversations say whether memories or a summary exist
 
 Revision ID: issue15
-Revises: issue11
+Revises: issue12
 """
 from alembic import op
 import sqlalchemy as sa
 
 
 revision = 'issue15'
-down_revision = 'issue11'
+down_revision = 'issue12'
 branch_labels = None
 depends_on = None
 
