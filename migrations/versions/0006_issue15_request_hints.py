@@ -1,7 +1,7 @@
 """request hints: tenants, users and conversations say whether memories or a summary exist
 
 Revision ID: issue15
-Revises: issue9
+Revises: issue12
 """
 from alembic import op
 import sqlalchemy as sa
