@@ -4,7 +4,7 @@ overlap costs (turns the history still sends that the summary covers too).
 Runs bench/token_savings.py's scripted 200-turn conversation under `compact` with the default
 settings twice in one process: as shipped (each fold covers every turn that would fall off were
 the summary at its full size) and folding exactly what fell off. Every request's plan is read
-from the agent's after-turn hook, so the overlap is the one actually sent.
+from the agent's after-turn hook, so the overlap is the one actually sent, once per model call.
 
     python bench/summary_overlap.py [--turns 200]
 """
@@ -36,7 +36,8 @@ class OverlapMeter:
             return
         through = summary.detail["through_seq"]
         overlap = [f.tokens for f in plan.history.kept() if f.seq <= through]
-        self.tokens += sum(overlap)
+        calls = len((turn.manifest or {}).get("calls") or [None])  # each call resends it
+        self.tokens += sum(overlap) * calls
         self.requests += bool(overlap)
         self.pending += sum(f.fate == DROPPED and f.seq > through for f in plan.history.fates)
 
@@ -74,9 +75,9 @@ def main() -> None:
     for name, r in (("ahead", ahead), ("exact", exact)):
         print(f"{name:<8}{r['sent']:>9,}{r['folds']:>6}{r['fold_tokens']:>12,}{r['overlap']:>9,}"
               f"{r['overlap_requests']:>9}{r['retention']:>9.0f}%")
-    print("sent: prompt tokens of every request; folds, fold tokens: summarizer calls and their\n"
-          "prompts; overlap: history tokens also covered by the summary, over all requests;\n"
-          "requests: requests that carried some overlap")
+    print("sent: prompt tokens of every model call; folds, fold tokens: summarizer calls and\n"
+          "their prompts; overlap: history tokens also covered by the summary, over all calls;\n"
+          "requests: turns whose request carried some overlap")
     saved = exact["fold_tokens"] - ahead["fold_tokens"]
     print(f"summary overlap: fold-ahead saves {exact['folds'] - ahead['folds']} model calls "
           f"({saved:,} prompt tokens) and costs {ahead['overlap']:,} overlap tokens "

@@ -16,7 +16,8 @@ from webapp.storage import create_conversation, start_turn
 
 
 def make_app(path):
-    return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}"})
+    return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}",
+                       "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,10 @@ MATRIX = {
     "chat.show_conversation": {"owner"}, "chat.send_message": {"owner"},
     "chat.stream_reply": {"owner"}, "chat.stop_reply": {"owner"},
     "chat.rename_conversation": {"owner"}, "chat.delete_conversation": {"owner"},
+    "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
+    # Only a conversation deleted moments ago can be restored, and this one is not deleted:
+    # everybody, its owner too, gets 404 (undo itself: tests/test_chat.py).
+    "chat.restore_conversation": set(),
     "viewer.show": {"owner"} | TENANT_STAFF, "viewer.show_json": {"owner"} | TENANT_STAFF,
     "viewer.apply_settings": {"owner", "admin"},
     "viewer.show_sent": {"owner"} | TENANT_STAFF, "viewer.show_sent_json": {"owner"} | TENANT_STAFF,

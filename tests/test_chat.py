@@ -115,7 +115,8 @@ def test_message_while_a_reply_is_pending_is_refused(app, guest):
     assert count(Turn) == 1
 
 
-FOREIGN_ROUTES = [("get", "/c/{id}"), ("post", "/c/{id}/messages"),
+FOREIGN_ROUTES = [("get", "/c/{id}"), ("post", "/c/{id}/messages"), ("get", "/c/{id}/turns?before=5"),
+                  ("get", "/c/{id}/rename"), ("get", "/c/{id}/item"), ("post", "/c/{id}/restore"),
                   ("get", "/c/{id}/turns/0/stream"), ("post", "/c/{id}/turns/0/stop"),
                   ("patch", "/c/{id}"), ("delete", "/c/{id}")]
 
@@ -158,13 +159,29 @@ def test_state_changes_without_csrf_token_are_refused(app, guest, method, path):
     assert db.session.get(Conversation, conversation_id).title == "Hello"
 
 
-def test_rename_conversation(guest):
+def test_rename_conversation_renames_title_and_tab(guest):
     conversation_id, _ = start(guest, "Hello")
-    response = guest.patch(f"/c/{conversation_id}", headers={
-        "HX-Prompt": "  Refund   for 1042 ", "HX-Current-URL": f"http://localhost/c/{conversation_id}"})
+    form = guest.get(f"/c/{conversation_id}/rename").text
+    assert 'name="title" value="Hello"' in form and f'hx-patch="/c/{conversation_id}"' in form
+    response = guest.patch(f"/c/{conversation_id}", data={"title": "  Refund   for 1042 "},
+                           headers={"HX-Current-URL": f"http://localhost/c/{conversation_id}"})
     assert 'id="conversation-title" class="conversation-title" hx-swap-oob="true">Refund for 1042<' \
         in response.text
+    assert "<title>Refund for 1042 · Nimbus</title>" in response.text
     assert db.session.get(Conversation, conversation_id).title == "Refund for 1042"
+
+
+def test_cancelling_a_rename_puts_the_item_back(guest):
+    conversation_id, _ = start(guest, "Hello")
+    item = guest.get(f"/c/{conversation_id}/item").text
+    assert f'id="conversation-{conversation_id}"' in item and ">Hello</a>" in item
+
+
+def test_too_long_a_name_is_refused(guest):
+    conversation_id, _ = start(guest, "Hello")
+    response = guest.patch(f"/c/{conversation_id}", data={"title": "x" * 201})
+    assert response.status_code == 422 and "at most 200 characters" in response.text
+    assert db.session.get(Conversation, conversation_id).title == "Hello"
 
 
 def test_rename_takes_titles_htmx_had_to_encode_and_ignores_blank_ones(guest):
@@ -176,20 +193,47 @@ def test_rename_takes_titles_htmx_had_to_encode_and_ignores_blank_ones(guest):
     assert "雲 ☁" in response.text and "hx-swap-oob" not in response.text
 
 
-def test_delete_conversation_removes_its_turns(app, guest):
+def test_delete_hides_a_conversation_at_once_and_offers_undo(app, guest):
     kept, _ = start(guest, "Keep me")
     gone, _ = start(guest, "Delete me")
     wait_for_replies(app)
     response = guest.delete(f"/c/{gone}", headers={"HX-Current-URL": f"http://localhost/c/{kept}"})
-    assert response.status_code == 200 and "Delete me" not in response.text and "Keep me" in response.text
-    assert db.session.get(Conversation, gone) is None and count(Turn) == 1
+    assert response.status_code == 200 and "Keep me" in response.text
+    assert f'id="conversation-{gone}"' not in response.text and "Deleted “Delete me”" in response.text
+    assert f'hx-post="/c/{gone}/restore"' in response.text
+    assert guest.get(f"/c/{gone}").status_code == 404
 
 
-def test_deleting_the_open_conversation_goes_back_to_a_new_chat(guest):
+def test_undo_brings_a_deleted_conversation_back_whole(app, guest):
+    gone, _ = start(guest, "Delete me")
+    wait_for_replies(app)
+    guest.delete(f"/c/{gone}")
+    response = guest.post(f"/c/{gone}/restore")
+    assert response.status_code == 200 and f'id="conversation-{gone}"' in response.text
+    assert guest.get(f"/c/{gone}").status_code == 200 and count(Turn) == 1
+
+
+def test_a_delete_is_final_once_the_undo_window_has_passed(app, guest):
+    app.config["NIMBUS_DELETE_UNDO_SECONDS"] = 0
+    gone, _ = start(guest, "Delete me")
+    wait_for_replies(app)
+    guest.delete(f"/c/{gone}")
+    guest.get("/")  # the sidebar is drawn: deletions past their window are carried out
+    assert count(Turn) == 0 and db.session.get(Conversation, gone) is None
+    response = guest.post(f"/c/{gone}/restore")
+    assert response.status_code == 404
+
+
+def test_deleting_the_open_conversation_goes_back_to_a_new_chat_with_undo(guest):
     conversation_id, _ = start(guest, "Hello")
     response = guest.delete(f"/c/{conversation_id}",
                             headers={"HX-Current-URL": f"http://localhost/c/{conversation_id}"})
-    assert response.headers["HX-Redirect"] == "/"
+    assert response.headers["HX-Redirect"] == f"/?deleted={conversation_id}"
+    page = guest.get(response.headers["HX-Redirect"]).text
+    assert "Deleted “Hello”" in page and 'hx-vals=\'{"reopen": "1"}\'' in page
+    reopened = guest.post(f"/c/{conversation_id}/restore", data={"reopen": "1"},
+                          headers={"HX-Current-URL": "http://localhost/"})
+    assert reopened.headers["HX-Redirect"] == f"/c/{conversation_id}"
 
 
 def test_sidebar_lists_conversations_newest_first(guest):

@@ -81,7 +81,7 @@ def test_memory_tools_can_be_switched_off(app, alex):
 
 
 def test_search_memories_reaches_what_the_block_left_out(app, alex):
-    app.config["NIMBUS_MEMORY_BLOCK_LIMIT"] = 2
+    app.config.update(NIMBUS_MEMORY_BLOCK_LIMIT=2, NIMBUS_MEMORY_SEARCH=False)  # newest 2 only
     ask(alex, "Remember that I prefer email over phone.")
     for fact in ("I live in Leeds.", "I always pay by card.", "I work nights."):
         ask(alex, f"Remember that {fact}")
@@ -102,6 +102,7 @@ def test_distil_inactive_and_search_commands(runner, app):
 
 
 def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
+    app.config["NIMBUS_MEMORY_SEARCH"] = False
     run(runner, "memories", "add", "Alex prefers email over phone.")
     ask(alex, "Where is my parcel?")
     refused = runner.invoke(args=["memories", "embed"])
@@ -113,6 +114,7 @@ def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
 
 def test_embed_runs_in_batches_with_a_progress_bar(runner, app, alex, monkeypatch):
     from webapp.memory.longterm.embeddings import MiniLMEmbedder
+    app.config["NIMBUS_MEMORY_SEARCH"] = False
     for question in ("Hi", "Where is my parcel?", "Thanks", "Bye", "Order 1042?"):
         ask(alex, question)
     app.config["NIMBUS_MEMORY_SEARCH"] = True

@@ -17,7 +17,7 @@ from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh dat
 
 def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
-                      "NIMBUS_MEMORY_SEARCH": True})
+                      "NIMBUS_MEMORY_SEARCH": True, "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
     with app.app_context():
         try:
             create_schema()
@@ -57,7 +57,8 @@ def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
 def test_keyword_ranking_on_postgresql_matches_sqlite(postgres_url):  # noqa: F811
     """Scores are computed in Python from the scope's counts, so both databases rank alike."""
     from datetime import datetime
-    app = create_app({"TESTING": True, "DATABASE_URL": postgres_url})
+    app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
+                      "NIMBUS_MEMORY_SEARCH": False})
     with app.app_context():
         try:
             create_schema()

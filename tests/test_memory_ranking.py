@@ -16,11 +16,17 @@ from .conftest import ask
 TODAY = datetime(2026, 12, 1)
 
 
+@pytest.fixture
+def keywords_only(app):
+    app.config["NIMBUS_MEMORY_SEARCH"] = False
+    return app.config
+
+
 def questions(results):
     return [r["question"] for r in results]
 
 
-def test_an_old_strong_match_beats_newer_weak_ones(app, alex):
+def test_an_old_strong_match_beats_newer_weak_ones(app, alex, keywords_only):
     ask(alex, "My espresso grinder is broken, the espresso grinder burrs are stuck.")
     for i in range(4):
         ask(alex, f"Do you sell a grinder stand number {i}?")
@@ -28,7 +34,7 @@ def test_an_old_strong_match_beats_newer_weak_ones(app, alex):
     assert mode == "keywords" and results[0]["question"].startswith("My espresso grinder")
 
 
-def test_recency_breaks_ties_between_equal_matches(app, alex):
+def test_recency_breaks_ties_between_equal_matches(app, alex, keywords_only):
     for colour in ("red", "blue"):
         ask(alex, f"Is the {colour} rain jacket waterproof?")
     assert questions(search_turns(alex, "waterproof", app.config)[0])[0].startswith("Is the blue")
@@ -68,7 +74,7 @@ def test_a_named_month_covers_the_month_and_nonsense_is_not_a_date():
     assert find_dates("on February 31 or 2026-13-01", TODAY)[0] == []
 
 
-def test_a_turn_is_found_by_the_day_it_was_said(app, alex):
+def test_a_turn_is_found_by_the_day_it_was_said(app, alex, keywords_only):
     _, conversation, _ = ask(alex, "I made gnocchi for dinner tonight.")
     ask(alex, "I made a curry for dinner tonight.")
     conversation.turns[0].created_at = datetime(2026, 3, 14, 19, 30)
@@ -82,3 +88,16 @@ def test_batched_embeddings_match_one_at_a_time(app):
     batched = MiniLMEmbedder().embed(texts)
     single = np.vstack([MiniLMEmbedder().embed([t]) for t in texts])
     assert np.allclose(batched, single, atol=1e-4)
+
+
+def test_a_question_about_what_nimbus_said_favours_its_answers(app, alex):
+    from webapp.memory.longterm.keywords import turn_scores
+    _, mine, _ = ask(alex, "My basil keeps wilting in the sun, any basil tips?")
+    _, theirs, _ = ask(alex, "Which herbs grow on a windowsill?")
+    theirs.turns[0].answer = "Basil and mint grow well on a windowsill; water basil at the roots."
+    mine.turns[0].answer = "Sorry to hear that."
+    db.session.commit()
+    said, asked = theirs.turns[0].id, mine.turns[0].id
+    by_nimbus = turn_scores(alex, "What did you suggest about basil?", 50)
+    by_me = turn_scores(alex, "What did I say about basil?", 50)
+    assert by_nimbus[said] / by_nimbus[asked] > by_me[said] / by_me[asked]

@@ -61,7 +61,8 @@ def test_provider_raw_is_resent_on_the_next_turn(alex, server, provider):
     assert {"role": "assistant", "content": "First answer."} in server.requests[1]["messages"]
 
 
-@pytest.mark.parametrize("failure", [{"status": 500, "error": "boom"}, {"delay": 5}])
+@pytest.mark.parametrize("failure", [{"status": 500, "error": "boom"}, {"delay": 5},
+                                     {"text": "Half an", "stream_error": "overloaded"}])
 def test_provider_down_or_slow_saves_the_fallback(alex, server, provider, failure):
     server.script(failure, failure, failure)
     answer, conversation, _ = ask(alex, "Hello?", provider=provider)

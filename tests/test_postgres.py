@@ -32,6 +32,7 @@ def postgres_url():
 
 def test_refund_scenario_on_postgresql(postgres_url, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", postgres_url)
+    monkeypatch.setenv("NIMBUS_OFFLINE_WORDS_PER_SECOND", "0")
     app = create_app()
     app.config["TESTING"] = True
     runner = app.test_cli_runner()

@@ -55,7 +55,8 @@ def test_download_is_one_file_with_inline_css_and_no_scripts(guest):
     assert "<script" not in html and "hx-" not in html and "<link" not in html
     assert ".viewer .fate-full" in html and "<svg" in html
     assert 'data-fate="DROPPED"' in html and "What-if preview" in html
-    assert "Apply to this conversation</button>" not in html and "view as sent</a>" not in html
+    assert "Apply to this conversation</button>" not in html and ">view as sent</a>" not in html
+    assert 'href="/' not in html  # every link points inside the file
 
 
 def test_manifests_survive_export_and_import(app, alex, sam):

@@ -7,7 +7,7 @@ from webapp.llm.openai_provider import OpenAIProvider, to_openai_messages
 from webapp.memory.context import COMPACTED, FULL, Policy
 from webapp.memory.longterm.models import Memory
 from webapp.memory.summaries import cached_summary, summary_messages
-from webapp.storage import all_turns
+from webapp.storage import all_turns, start_turn
 from webapp.viewer.as_sent import rebuild
 from webapp.viewer.report import build_report
 
@@ -30,7 +30,9 @@ def forty_turns(user, budget=600):
 
 def test_no_turn_is_sent_and_summarized_unless_the_page_marks_it(app, guest):
     from .conftest import guest_user
-    conversation = forty_turns(guest_user(guest))
+    # A budget where fold-ahead reaches into the compacted history (at 600 the offline model's
+    # Markdown answers leave room for one full turn only, and the summary reaches exactly to it).
+    conversation = forty_turns(guest_user(guest), budget=900)
     report = build_report(conversation, app.config)
     summary = report.plan.section("summary")
     assert summary is not None
@@ -134,6 +136,9 @@ def test_as_sent_routes_show_the_rebuilt_request_to_its_owner_only(app, guest, c
     assert data["calls"][0]["messages"][-1] == {"role": "user",
                                                 "content": "Can I get a refund for order #1043?"}
     assert guest.get(f"/c/{conversation.id}/viewer/turns/7/sent").status_code == 404
+    start_turn(conversation, "Are you there?")
+    pending = guest.get(f"/c/{conversation.id}/viewer/turns/1/sent.json")
+    assert pending.status_code == 404 and pending.json["error"] == "this turn is still being answered"
     assert guest.get(f"/c/{conversation.id}/viewer/turns/{2**70}/sent").status_code == 404
     _, foreign, _ = ask(sam, "Hello")
     assert guest.get(f"/c/{foreign.id}/viewer/turns/0/sent.json").status_code == 404

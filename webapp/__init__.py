@@ -45,12 +45,14 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .memory import summary_jobs  # noqa: F401  folds the rolling summary after each turn
 
     from .chat import views as chat
+    from .chat import conversation_views  # noqa: F401  the sidebar's rename, delete and undo
     from .viewer import views as viewer
     app.register_blueprint(chat.bp)
     app.register_blueprint(viewer.bp)
     from . import accounts, staff
     accounts.init_app(app)
     staff.init_app(app)
+    security.limit_writes(app)  # per session and per IP, on the routes that write
 
     from . import cli
     cli.init_app(app)

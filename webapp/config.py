@@ -20,6 +20,9 @@ DEFAULTS = {
     "NIMBUS_MAX_REPEAT_CALLS": 1,  # agent loop: identical tool calls allowed per turn
     "NIMBUS_MAX_MESSAGE_CHARS": 8000,
     "NIMBUS_VIEWER_PAGE_TURNS": 50,  # viewer: stored turns shown per page
+    "NIMBUS_CHAT_PAGE_TURNS": 30,  # chat page: newest turns shown; older ones load on scrolling up
+    "NIMBUS_DELETE_UNDO_SECONDS": 15,  # a deleted conversation can be restored for this long
+    "NIMBUS_OFFLINE_WORDS_PER_SECOND": 12.0,  # offline model's pace; 0 = all at once (tests)
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
     # Reply runs under load (README "Running under load")
@@ -46,17 +49,26 @@ DEFAULTS = {
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
     "SESSION_COOKIE_SAMESITE": "Lax",
+    "SESSION_COOKIE_SECURE": False,  # on behind HTTPS: cookies only over TLS, and HSTS is sent
     "MAX_CONTENT_LENGTH": 1_000_000,  # bytes of one request body; more is refused with 413
+    # Rate limits (webapp/security/limits.py): "N/minute;M/hour", Flask-Limiter's notation. Per IP
+    # they are wide enough for a shop's customers behind one office or mobile-carrier NAT.
+    "NIMBUS_RATE_LIMIT_ENABLED": True,
+    "NIMBUS_RATE_LIMIT_SENDS_PER_SESSION": "20/minute;300/hour",
+    "NIMBUS_RATE_LIMIT_SENDS_PER_IP": "200/minute;3000/hour",
+    "NIMBUS_RATE_LIMIT_MEMORY_PER_SESSION": "30/minute;300/hour",
+    "NIMBUS_RATE_LIMIT_MEMORY_PER_IP": "300/minute",
+    "NIMBUS_PROXY_HOPS": 0,  # reverse proxies in front (their X-Forwarded-For is trusted)
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
     # Long-term memory (webapp/memory/longterm/, docs/memory.md)
     "NIMBUS_MEMORY_BLOCK_LIMIT": 10,  # memories in every prompt: the newest N in scope
     "NIMBUS_MEMORY_TOOLS": True,  # save_memory, search_memories, search_history for the model
-    "NIMBUS_MEMORY_SEARCH": False,  # hybrid recall (keywords + embeddings) instead of recency
+    "NIMBUS_MEMORY_SEARCH": True,  # hybrid recall (keywords + embeddings); off: keywords only
     "NIMBUS_MEMORY_EMBEDDINGS": "minilm",  # minilm (embedded) or openai (OPENAI_BASE_URL)
     "NIMBUS_EMBEDDING_MODEL": "text-embedding-3-small",  # with NIMBUS_MEMORY_EMBEDDINGS=openai
-    "NIMBUS_MEMORY_CANDIDATE_POOL": 200,  # rows scored per search: best keyword hits + newest
+    "NIMBUS_MEMORY_CANDIDATE_POOL": 600,  # rows scored per search: best keyword hits + newest
     "NIMBUS_MEMORY_MIN_SIMILARITY": 0.2,  # below it a row needs a keyword hit to be returned
-    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.5,  # hybrid: share of keyword relevance against similarity
+    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.1,  # hybrid: keyword share of the score (bench/recall.py --tune)
     "NIMBUS_MEMORY_MODEL": None,  # the distiller's model; None: NIMBUS_MODEL
     "NIMBUS_MEMORY_PROMPT": None,  # a text file replacing the distiller's instructions
     "NIMBUS_MEMORY_DISTIL_ON_COMPRESS": True,  # distil once turns leave the history window
@@ -68,20 +80,23 @@ DEFAULTS = {
     "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE": False,  # may a chat write shop-wide shared memories?
 }
 
-INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
+INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_PROXY_HOPS",
+            "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
             "NIMBUS_IMPORTANCE_POOL", "NIMBUS_SUMMARY_MAX_TOKENS", "NIMBUS_SUMMARY_CHUNK_TURNS",
             "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",
             "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",
             "NIMBUS_VIEWER_PAGE_TURNS", "NIMBUS_MAX_RUNS", "NIMBUS_BUSY_RETRY_AFTER",
             "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW", "NIMBUS_LOGIN_MAX_FAILURES",
-            "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE"}
+            "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE",
+            "NIMBUS_CHAT_PAGE_TURNS", "NIMBUS_DELETE_UNDO_SECONDS"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
               "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",
               "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY",
               "NIMBUS_MEMORY_KEYWORD_WEIGHT", "NIMBUS_SESSION_HOURS", "NIMBUS_REMEMBER_DAYS",
-              "NIMBUS_GUEST_DAYS"}
-BOOL_KEYS = {"NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
+              "NIMBUS_GUEST_DAYS", "NIMBUS_OFFLINE_WORDS_PER_SECOND"}
+BOOL_KEYS = {"SESSION_COOKIE_SECURE", "NIMBUS_RATE_LIMIT_ENABLED",
+             "NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
              "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE", "NIMBUS_GUESTS",
              "NIMBUS_SIGNUP"}

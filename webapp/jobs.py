@@ -1,17 +1,30 @@
 """Background jobs on Huey: SQLite-backed by default, Redis when REDIS_URL is set, inline in tests.
 
 Jobs run after the answer has gone out. A job that fails is logged and retried a bounded number
-of times; enqueueing never raises into a chat request.
+of times; enqueueing never raises into a chat request. A job that starts takes a lease (a
+`job_runs` row, renewed while it runs): if its worker is killed, the lease runs out and the
+minute's sweep queues the job again. Two workers never run the same job at once, and every job
+is idempotent (it brings some state up to date), so a job runs once in effect.
 """
 import functools
+import hashlib
+import json
 import logging
 import os
-from contextlib import nullcontext
+import secrets
+import threading
+from contextlib import contextmanager, nullcontext
+from datetime import timedelta
 
-from flask import has_app_context
-from huey import RedisHuey, SqliteHuey
+from flask import current_app, has_app_context
+from huey import RedisHuey, SqliteHuey, crontab
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
 
 log = logging.getLogger(__name__)
+JOBS: dict = {}  # name → task, so the sweep can queue a crashed job again
+QUEUED = "queued again"  # the owner of a lease the sweep handed back to the queue
+MAX_CRASHES = 3  # a job whose worker died this often is given up (and logged)
 INSTANCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "instance")
 
 
@@ -46,15 +59,121 @@ def app_context():
 
 
 def job(retries: int = 2, retry_delay: int = 10, **task_options):
-    """Make a function a Huey task that runs in an app context, retried `retries` times."""
+    """Make a function a Huey task that runs in an app context under a lease, retried `retries`
+    times when it fails and queued again when its worker dies."""
     def wrap(func):
         @huey.task(retries=retries, retry_delay=retry_delay, name=func.__name__, **task_options)
         @functools.wraps(func)
         def task(*args, **kwargs):
-            with app_context():
+            with app_context(), job_lease(func.__name__, args, kwargs) as leased:
+                if not leased:
+                    log.info("%s%s runs on another worker", func.__name__, args)
+                    return None
                 return func(*args, **kwargs)
+        JOBS[func.__name__] = task
         return task
     return wrap
+
+
+class JobLease:
+    """The lease of one running job (renewed like a lock's by locks.renewed)."""
+
+    def __init__(self, key: str, ttl: float):
+        self.key, self.ttl, self.owner, self.name = key, ttl, secrets.token_hex(8), key
+
+    def renew(self) -> None:
+        from .models import JobRun, utcnow
+        with engine().begin() as connection:
+            connection.execute(update(JobRun).where(JobRun.key == self.key, JobRun.owner == self.owner)
+                               .values(lease_until=utcnow() + timedelta(seconds=self.ttl)))
+
+
+def engine():
+    """Leases use short connections of their own, whatever the job's session is doing."""
+    from .extensions import db
+    return db.engine
+
+
+@contextmanager
+def job_lease(name: str, args: tuple, kwargs: dict):
+    """Take the job's lease (False: the same job runs elsewhere now), renewed while it runs."""
+    from .locks import renewed
+    from .models import JobRun, utcnow
+    arguments = [list(args), kwargs]
+    digest = hashlib.sha1(json.dumps(arguments, sort_keys=True, default=str).encode()).hexdigest()
+    lease = JobLease(f"{name}:{digest}", current_app.config["NIMBUS_LEASE_SECONDS"])
+    if lease.key in held_here():  # queued again by itself, run inline: it holds the lease
+        yield True
+        return
+    now = utcnow()
+    until = now + timedelta(seconds=lease.ttl)
+    try:
+        with engine().begin() as connection:
+            row = connection.execute(select(JobRun).where(JobRun.key == lease.key)).first()
+            if row is None:
+                connection.execute(JobRun.__table__.insert().values(
+                    key=lease.key, name=name, arguments=arguments, owner=lease.owner,
+                    attempts=1, lease_until=until))
+            elif row.lease_until < now or row.owner == QUEUED:  # its worker died
+                connection.execute(update(JobRun).where(JobRun.key == lease.key).values(
+                    owner=lease.owner, attempts=row.attempts + 1, lease_until=until))
+            else:
+                yield False
+                return
+    except IntegrityError:  # taken by another worker this instant
+        yield False
+        return
+    held_here().add(lease.key)
+    try:
+        with renewed(lease):
+            yield True
+    except Exception:
+        from .extensions import db
+        db.session.rollback()  # nothing half-written may hold the database while the lease ends
+        raise
+    finally:
+        held_here().discard(lease.key)
+        with engine().begin() as connection:
+            connection.execute(delete(JobRun).where(JobRun.key == lease.key,
+                                                    JobRun.owner == lease.owner))
+
+
+_local = threading.local()
+
+
+def held_here() -> set:
+    """The job leases this thread holds."""
+    if not hasattr(_local, "keys"):
+        _local.keys = set()
+    return _local.keys
+
+
+def requeue_crashed_jobs(now=None) -> list[str]:
+    """Queue again every job whose lease ran out: its worker was killed mid-run."""
+    from .models import JobRun, utcnow
+    with engine().begin() as connection:
+        rows = connection.execute(select(JobRun).where(JobRun.lease_until < (now or utcnow()),
+                                                       JobRun.owner != QUEUED).limit(100)).all()
+        for row in rows:
+            if row.attempts >= MAX_CRASHES or row.name not in JOBS:
+                log.error("giving up %s after %d crashed attempts", row.key, row.attempts)
+                connection.execute(delete(JobRun).where(JobRun.key == row.key))
+            else:
+                connection.execute(update(JobRun).where(JobRun.key == row.key).values(owner=QUEUED))
+    requeued = []
+    for row in rows:
+        if row.name in JOBS and row.attempts < MAX_CRASHES:
+            log.warning("queueing %s again: its worker died mid-run", row.key)
+            args, kwargs = row.arguments
+            enqueue(JOBS[row.name], *args, **kwargs)
+            requeued.append(row.key)
+    return requeued
+
+
+@huey.periodic_task(crontab(minute="*"), name="requeue_crashed_jobs")
+def requeue_crashed_jobs_every_minute() -> None:
+    with app_context():
+        requeue_crashed_jobs()
 
 
 def enqueue(task, *args, **kwargs) -> None:

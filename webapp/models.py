@@ -83,6 +83,8 @@ class Conversation(db.Model):
     token_ratio: Mapped[float] = mapped_column(default=1.0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    # Set by Delete; the row really goes once the undo window has passed (storage.purge_deleted).
+    deleted_at: Mapped[datetime | None]
 
     user: Mapped[User] = relationship()
     tenant: Mapped[Tenant] = relationship()

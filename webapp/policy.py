@@ -19,8 +19,8 @@ APPLY = "apply"  # make previewed context settings the conversation's own
 
 def may(user, action: str, conversation) -> bool:
     """The access matrix; every route asks this, directly or through the helpers below."""
-    if user is None or conversation is None:
-        return False
+    if user is None or conversation is None or conversation.deleted_at is not None:
+        return False  # a deleted conversation is gone for everyone (its owner may still undo)
     if conversation.user_id == user.id:
         return True
     if conversation.tenant_id != user.tenant_id or not user.is_staff:

@@ -12,12 +12,18 @@ from .models import Conversation, Turn, User, utcnow
 TITLE_CHARS = 60
 
 
-def create_conversation(user: User, title: str | None = None) -> Conversation:
+def new_conversation(user: User, title: str | None = None) -> Conversation:
+    """A conversation of `user`, added to the session but not committed."""
     shop = user.tenant.settings or {}  # an admin may choose the strategy new chats start with
     conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id,
                                 title=title or "New conversation",
                                 strategy=shop.get("strategy") or "compact")
     db.session.add(conversation)
+    return conversation
+
+
+def create_conversation(user: User, title: str | None = None) -> Conversation:
+    conversation = new_conversation(user, title)
     db.session.commit()
     return conversation
 
@@ -25,19 +31,34 @@ def create_conversation(user: User, title: str | None = None) -> Conversation:
 def get_owned_conversation(conversation_id: str, user: User) -> Conversation | None:
     """The conversation if this user owns it; a foreign or unknown id looks the same: None."""
     conversation = db.session.get(Conversation, str(conversation_id)[:64])
-    if conversation is None or conversation.user_id != user.id:
+    if conversation is None or conversation.user_id != user.id or conversation.deleted_at:
+        return None
+    return conversation
+
+
+def get_deleted_conversation(conversation_id: str, user: User) -> Conversation | None:
+    """This user's conversation deleted moments ago, still in its undo window; else None."""
+    conversation = db.session.get(Conversation, str(conversation_id)[:64])
+    if conversation is None or conversation.user_id != user.id or not conversation.deleted_at:
         return None
     return conversation
 
 
 def list_conversations(user: User) -> list[Conversation]:
-    return list(db.session.scalars(select(Conversation).where(Conversation.user_id == user.id)
+    return list(db.session.scalars(select(Conversation).where(Conversation.user_id == user.id,
+                                                              Conversation.deleted_at.is_(None))
                                    .order_by(Conversation.updated_at.desc())))
 
 
 def get_turn(conversation: Conversation, seq: int) -> Turn | None:
     return db.session.scalar(select(Turn).where(Turn.conversation_id == conversation.id,
                                                 Turn.seq == seq))
+
+
+def newest_turn(conversation: Conversation) -> Turn | None:
+    """The last turn, through the (conversation, seq) index: only it can be pending."""
+    return db.session.scalar(select(Turn).where(Turn.conversation_id == conversation.id)
+                             .order_by(Turn.seq.desc()).limit(1))
 
 
 def pending_turn(conversation: Conversation) -> Turn | None:
@@ -47,11 +68,10 @@ def pending_turn(conversation: Conversation) -> Turn | None:
         .order_by(Turn.seq.desc()).limit(1))
 
 
-def start_conversation(user: User, question: str) -> Turn:
+def start_conversation(user: User, question: str, title: str | None = None) -> Turn:
     """A new conversation with its first question, committed together: a refused send leaves no
     empty conversation behind."""
-    conversation = Conversation(tenant_id=user.tenant_id, user_id=user.id, title="New conversation")
-    db.session.add(conversation)
+    conversation = new_conversation(user, title)
     db.session.flush()  # an id for the turn; start_turn's commit is the only one
     return start_turn(conversation, question)
 
@@ -156,6 +176,20 @@ def iter_turns_newest_first(conversation_id: str, before_seq: int | None = None,
         batch = min(batch * 2, 512)
 
 
+def turns_page(conversation_id: str, *, before: int | None = None, after: int | None = None,
+               limit: int = 30) -> tuple[list[Turn], bool]:
+    """Up to `limit` turns in order, the newest before `before` (or the oldest after `after`),
+    and whether more lie beyond them in that direction; the (conversation, seq) index keeps it flat."""
+    query = select(Turn).where(Turn.conversation_id == conversation_id)
+    if after is not None:
+        rows = list(db.session.scalars(query.where(Turn.seq > after).order_by(Turn.seq).limit(limit + 1)))
+        return rows[:limit], len(rows) > limit
+    if before is not None:
+        query = query.where(Turn.seq < before)
+    rows = list(db.session.scalars(query.order_by(Turn.seq.desc()).limit(limit + 1)))
+    return rows[:limit][::-1], len(rows) > limit
+
+
 def all_turns(conversation_id: str) -> list[Turn]:
     return list(db.session.scalars(select(Turn).where(Turn.conversation_id == conversation_id)
                                    .order_by(Turn.seq)))
@@ -164,6 +198,28 @@ def all_turns(conversation_id: str) -> list[Turn]:
 def delete_conversation(conversation: Conversation) -> None:
     db.session.delete(conversation)
     db.session.commit()
+
+
+def mark_deleted(conversation: Conversation) -> None:
+    """Hide a conversation at once; purge_deleted removes it for good after the undo window."""
+    conversation.deleted_at = utcnow()
+    db.session.commit()
+
+
+def restore_conversation(conversation: Conversation) -> None:
+    conversation.deleted_at = None
+    db.session.commit()
+
+
+def purge_deleted(user: User, seconds: float) -> int:
+    """Really delete this user's conversations deleted more than `seconds` ago."""
+    cutoff = utcnow() - timedelta(seconds=seconds)
+    expired = (Conversation.user_id == user.id, Conversation.deleted_at < cutoff)
+    if db.session.scalar(select(Conversation.id).where(*expired).limit(1)) is None:
+        return 0  # the usual case: a read, so page views take no write lock
+    result = db.session.execute(delete(Conversation).where(*expired))
+    db.session.commit()
+    return result.rowcount
 
 
 def purge_older_than(days: int) -> int:

@@ -1,17 +1,25 @@
 // The chat page's few behaviours htmx does not cover: Enter sends, the message box grows with its
-// text and empties once sent, the newest words stay in view, and failures are said out loud.
+// text and empties only once sent, the newest words stay in view (and the reader's place when older
+// turns load above), deep links, copy and edit, the phone drawer, and failures said out loud.
 (function () {
   "use strict";
 
-  function messageBox() { return document.getElementById("message"); }
+  function byId(id) { return document.getElementById(id); }
+  function messageBox() { return byId("message"); }
 
   function fit(box) {
     box.style.height = "auto";
     box.style.height = Math.min(box.scrollHeight, 220) + "px";
   }
 
+  // Send is offered only with something to send and no reply being written.
+  function syncSend() {
+    var box = messageBox(), send = document.querySelector("#composer .button--send");
+    if (box && send) send.disabled = !box.value.trim() || !!document.querySelector("#composer .button--stop");
+  }
+
   function showError(text) {
-    var slot = document.getElementById("composer-error");
+    var slot = byId("composer-error");
     if (!slot) return;
     var p = document.createElement("p");
     p.className = "error-message";
@@ -19,39 +27,95 @@
     slot.replaceChildren(p);
   }
 
+  function announce(text) {
+    var region = byId("announcer");
+    if (region) region.textContent = text;
+  }
+
+  // The newest turn number this tab shows: the server adds what another tab sent after it.
+  function lastSeq() {
+    var questions = document.querySelectorAll("#messages .message--user");
+    var last = questions[questions.length - 1];
+    return last ? parseInt(last.id.split("-")[1], 10) : -1;
+  }
+
   // Follow the reply as it streams, unless the reader scrolled up to read something else.
-  var following = true;
+  var following = true, fromBottom = null;
   document.addEventListener("scroll", function (event) {
     var s = event.target;
     if (s.id === "scroller") following = s.scrollHeight - s.scrollTop - s.clientHeight < 80;
   }, true);
   function keepNewestInView(force) {
-    var s = document.getElementById("scroller");
+    var s = byId("scroller");
     if (s && (following || force)) s.scrollTop = s.scrollHeight;
+  }
+
+  // A link to a turn (#turn-12-question) this page does not show: open the page around that turn.
+  function openDeepLink() {
+    var match = /^#turn-(\d+)-(question|answer)$/.exec(location.hash);
+    if (!match || !byId("messages")) return false;
+    var target = byId(location.hash.slice(1));
+    if (!target) {
+      if (!/[?&]at=/.test(location.search)) location.replace(location.pathname + "?at=" + match[1] + location.hash);
+      return false;
+    }
+    following = false;
+    target.scrollIntoView({ block: "start" });
+    return true;
   }
 
   // Enter sends, Shift+Enter adds a line; nothing is sent while a reply streams or the box is empty.
   document.addEventListener("keydown", function (event) {
     var box = event.target;
+    if (event.key === "Escape") {
+      if (box.classList && box.classList.contains("rename-input")) {
+        box.form.querySelector(".rename-cancel").click();
+      } else if (closeDrawer()) {
+        event.preventDefault();
+      }
+      return;
+    }
     if (box.id !== "message" || event.key !== "Enter" || event.shiftKey || event.isComposing) return;
     event.preventDefault();
     var send = box.form.querySelector(".button--send");
+    syncSend();
     if (box.value.trim() && send && !send.disabled) box.form.requestSubmit();
   });
   document.addEventListener("input", function (event) {
-    if (event.target.id === "message") fit(event.target);
+    if (event.target.id === "message") { fit(event.target); syncSend(); }
   });
 
+  document.addEventListener("htmx:configRequest", function (event) {
+    if (/\/c\/[^/]+\/messages$/.test(event.detail.path)) event.detail.parameters.last_seen = lastSeq();
+  });
   document.addEventListener("htmx:afterRequest", function (event) {
-    var form = event.detail.elt;
-    if (form.id !== "composer" || !event.detail.xhr || event.detail.xhr.status >= 300) return;
-    form.reset();  // sent (or empty and ignored): a refused message stays to be shortened
-    if (messageBox()) fit(messageBox());
+    var form = event.detail.elt, status = event.detail.xhr ? event.detail.xhr.status : 0;
+    if (form.id === "composer" && status >= 200 && status < 300) {
+      form.reset();  // sent (or empty and ignored); refused or unreachable, the text stays
+      if (messageBox()) fit(messageBox());
+    }
+    syncSend();
+  });
+
+  // Older turns load above the reader: keep what they were reading where it was.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target, s = byId("scroller");
+    if (s && target && target.classList.contains("load-more--older")) fromBottom = s.scrollHeight - s.scrollTop;
   });
   document.addEventListener("htmx:afterSwap", function (event) {
-    if (event.detail.target && event.detail.target.id === "messages") { following = true; keepNewestInView(true); }
+    var s = byId("scroller");
+    if (fromBottom !== null && s) { s.scrollTop = s.scrollHeight - fromBottom; fromBottom = null; return; }
+    var target = event.detail.target;
+    if (target && target.id === "messages" && event.detail.requestConfig &&
+        event.detail.requestConfig.verb === "post") { following = true; keepNewestInView(true); }
   });
-  document.addEventListener("htmx:afterSettle", function () { keepNewestInView(false); });
+  document.addEventListener("htmx:afterSettle", function () {
+    keepNewestInView(false);
+    syncSend();
+    localTimes();
+    // The focused button went away (Stop, once the reply is saved): carry on in the message box.
+    if (document.activeElement === document.body && messageBox()) messageBox().focus({ preventScroll: true });
+  });
   document.addEventListener("htmx:sseMessage", function () { keepNewestInView(false); });
 
   // A reconnect (network blip) replays the reply from its start: clear what the first try showed.
@@ -82,9 +146,95 @@
                              : "Something went wrong (" + status + "). Please try again.");
   });
   document.addEventListener("htmx:sendError", function () {
-    showError("Nimbus can't be reached. Check your connection and try again.");
+    showError("Nimbus can't be reached. Check your connection and try again: your message is still in the box.");
   });
 
-  document.addEventListener("DOMContentLoaded", function () { keepNewestInView(true); });
+  // Copy an answer; edit a question (it goes back into the box, to be sent as a new message).
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("button") : null;
+    if (!button) return;
+    if (button.classList.contains("action-copy")) copyAnswer(button);
+    else if (button.classList.contains("action-edit")) editQuestion(button);
+    else if (button.classList.contains("menu-button")) openDrawer();
+    else if (button.classList.contains("drawer-close") || button.classList.contains("drawer-backdrop")) closeDrawer();
+  });
+  function copyAnswer(button) {
+    var text = button.closest(".message").querySelector(".markdown").innerText.trim();
+    var done = function () {
+      button.classList.add("is-done");
+      button.setAttribute("aria-label", "Copied");
+      announce("Answer copied");
+      setTimeout(function () { button.classList.remove("is-done"); button.setAttribute("aria-label", "Copy this answer"); }, 2000);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { showError("Copying was not allowed by the browser."); });
+    } else {
+      var area = document.createElement("textarea");
+      area.value = text;
+      area.className = "visually-hidden";
+      document.body.appendChild(area);
+      area.select();
+      document.execCommand("copy");
+      area.remove();
+      done();
+    }
+  }
+  function editQuestion(button) {
+    var box = messageBox();
+    if (!box) return;
+    box.value = button.closest(".message").querySelector(".message-text").textContent;
+    fit(box);
+    syncSend();
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
+  }
+
+  // Phones: the sidebar is a drawer; it closes on Escape, on the backdrop, or on choosing a link.
+  function layout() { return document.querySelector(".chat-layout"); }
+  function openDrawer() {
+    var l = layout();
+    if (!l) return;
+    l.classList.add("drawer-open");
+    document.querySelectorAll(".menu-button").forEach(function (b) { b.setAttribute("aria-expanded", "true"); });
+    var first = document.querySelector("#sidebar .button--new");
+    if (first) first.focus();
+  }
+  function closeDrawer() {
+    var l = layout();
+    if (!l || !l.classList.contains("drawer-open")) return false;
+    l.classList.remove("drawer-open");
+    document.querySelectorAll(".menu-button").forEach(function (b) { b.setAttribute("aria-expanded", "false"); });
+    var menu = document.querySelector(".menu-button");
+    if (menu) menu.focus();
+    return true;
+  }
+
+  // Times are sent in UTC; show them in the reader's own time zone.
+  function localTimes() {
+    document.querySelectorAll("time.message-time:not([data-local])").forEach(function (t) {
+      var date = new Date(t.getAttribute("datetime"));
+      if (isNaN(date)) return;
+      t.textContent = date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      t.title = date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+      t.dataset.local = "1";
+    });
+  }
+
+  // Back on this tab: show what another tab (or device) sent meanwhile.
+  function catchUp() {
+    var messages = byId("messages");
+    if (document.visibilityState !== "visible" || !messages || !messages.dataset.turnsUrl || !window.htmx) return;
+    if (document.querySelector(".is-streaming, .load-more--newer, .htmx-request")) return;
+    htmx.ajax("GET", messages.dataset.turnsUrl + "?after=" + lastSeq(), { target: "#messages", swap: "beforeend" });
+  }
+  document.addEventListener("visibilitychange", catchUp);
+  window.addEventListener("focus", catchUp);
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!openDeepLink()) keepNewestInView(true);
+    syncSend();
+    localTimes();
+  });
+  window.addEventListener("hashchange", openDeepLink);
   window.addEventListener("resize", function () { keepNewestInView(false); });
 })();

@@ -17,7 +17,7 @@ ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "test-artifacts"
 def live_app(tmp_path_factory):
     database = tmp_path_factory.mktemp("live") / "nimbus.db"
     app = create_app({"TESTING": True, "SECRET_KEY": "browser-tests",
-                      "DATABASE_URL": f"sqlite:///{database}"})
+                      "DATABASE_URL": f"sqlite:///{database}", "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
     with app.app_context():
         create_schema()
         seed_demo(app.config["NIMBUS_DEMO_TENANT"])

@@ -52,7 +52,8 @@ def test_refund_conversation_streams_and_reloads_whole(page, artifacts):
     expect(answers.nth(1)).to_contain_text("order #1042 is eligible for a refund")
     expect(answers.nth(2).locator(".tool-steps summary")).to_contain_text("Opened ticket #")
     ticket = re.search(r"ticket #(\d+)", answers.nth(2).locator(".markdown").inner_text()).group(1)
-    expect(page.locator(".conversation-item.is-open")).to_contain_text(SEED[0])
+    expect(page.locator(".conversation-item.is-open")).to_contain_text("Refund for order #1043")
+    expect(page).to_have_title("Refund for order #1043 · Nimbus")
     expect(page.get_by_role("link", name="Viewer")).to_have_attribute(
         "href", re.compile(r"^/c/[0-9a-f]{32}/viewer$"))
     page.locator(".tool-steps summary").nth(1).click()
@@ -121,8 +122,10 @@ def test_stop_keeps_the_partial_answer_and_frees_the_message_box(page, reply_wit
     page.screenshot(path=os.path.join(artifacts, "chat-page-streaming.png"))
     page.get_by_role("button", name="Stop").click()
     expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
-    expect(page.get_by_role("button", name="Send")).to_be_enabled()
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()  # the box is empty
+    box.fill("Thanks")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
     page.reload()
     expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
     expect(page.locator("#turn-0-answer .markdown")).to_contain_text("Let me think")
@@ -142,15 +145,31 @@ def test_shift_enter_adds_a_line_and_enter_sends(page):
     expect(box).to_have_value("")
 
 
-def test_rename_and_delete_from_the_sidebar(page):
+def test_rename_inline_and_delete_with_undo_from_the_sidebar(page):
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto("/")
     send(page, "How long does shipping take?", 0)
     send(page, "Thanks!", 1)
-    page.once("dialog", lambda dialog: dialog.accept("Shipping ☁ questions"))
-    page.get_by_role("button", name="Rename “How long does shipping take?”").click()
+    page.get_by_role("button", name="Rename “How long does shipping take”").click()
+    name = page.get_by_label("New name for “How long does shipping take”")
+    expect(name).to_be_focused()
+    name.fill("Never mind")
+    name.press("Escape")
+    expect(page.locator(".conversation-item.is-open .conversation-link")).to_have_text("How long does shipping take")
+    page.get_by_role("button", name="Rename “How long does shipping take”").click()
+    expect(name).to_be_focused()  # htmx has taken the form over
+    name.fill("Shipping ☁ questions")
+    name.press("Enter")
     expect(page.locator(".conversation-item.is-open")).to_contain_text("Shipping ☁ questions")
     expect(page.locator("#conversation-title")).to_have_text("Shipping ☁ questions")
-    page.once("dialog", lambda dialog: dialog.accept())
+    expect(page).to_have_title("Shipping ☁ questions · Nimbus")
     page.get_by_role("button", name="Delete “Shipping ☁ questions”").click()
-    expect(page).to_have_url(re.compile(r"/$"))
+    expect(page).to_have_url(re.compile(r"/\?deleted=[0-9a-f]{32}$"))
     expect(page.locator(".conversation-item")).to_have_count(0)
+    undo = page.get_by_role("button", name="Undo")
+    expect(undo).to_be_focused()
+    undo.click()
+    expect(page.locator("#conversation-title")).to_have_text("Shipping ☁ questions")
+    expect(page.locator(".message--user")).to_have_count(2)
+    assert dialogs == []  # no prompt(), no confirm()

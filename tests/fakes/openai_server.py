@@ -123,6 +123,31 @@ class _Reply:
         return args if isinstance(args, str) else json.dumps(args)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of clients may connect at once in a load test
+
+
+def slow_tool_replies(first_token_delay: float = 0.5, words: int = 60, pace: float = 0.15,
+                      tool: str = "lookup_order", arguments: dict | None = None):
+    """A slow provider for load tests: each question gets a tool call, each tool result an answer
+    of `words` words `pace` seconds apart; every call waits `first_token_delay` before speaking."""
+    arguments = arguments or {"order_id": 1042}
+    answer = " ".join(f"w{i}" for i in range(words))
+
+    def reply(request: dict) -> dict:
+        if (request.get("messages") or [{}])[-1].get("role") == "tool":
+            return {"text": answer, "delay": first_token_delay, "chunk_delay": pace}
+        return {"tool_calls": [{"name": tool, "arguments": arguments}], "delay": first_token_delay}
+    return reply
+
+
+def serve_slow(port: int, first_token_delay: float, words: int, pace: float) -> None:
+    """Serve `slow_tool_replies` on `port` until killed (bench/load.py runs it in a process)."""
+    server = FakeOpenAIServer(port=port, autoreply=slow_tool_replies(first_token_delay, words, pace))
+    server.start()
+    server._thread.join()
+
+
 class FakeOpenAIServer:
     """Serve /v1/chat/completions, /v1/embeddings and /v1/models from a daemon thread on 127.0.0.1.
 
@@ -134,12 +159,14 @@ class FakeOpenAIServer:
       chunk_delay: seconds between streamed chunks, to observe streaming in a UI;
       stream_error: message of an error event sent after the streamed content, in place of the finish;
       finish_reason: overrides "stop" / "tool_calls".
-    With the queue empty the reply is the text "ok". `down()` makes it drop connections until `up()`.
+    With the queue empty the reply is the text "ok", or what `autoreply(request)` returns (see
+    `slow_tool_replies`). `down()` makes it drop connections until `up()`.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, autoreply=None):
         self._host = host
         self._port = port
+        self._autoreply = autoreply
         self._lock = threading.Lock()
         self._queue: collections.deque[_Reply] = collections.deque()
         self._stopping = threading.Event()
@@ -192,7 +219,7 @@ class FakeOpenAIServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        self._httpd = ThreadingHTTPServer((self._host, self._port), self._make_handler())
+        self._httpd = _Server((self._host, self._port), self._make_handler())
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True
         )
@@ -220,7 +247,9 @@ class FakeOpenAIServer:
         """Record the request and pop its scripted reply."""
         with self._lock:
             self.requests.append(body)
-            return self._queue.popleft() if self._queue else _Reply({})
+            if self._queue:
+                return self._queue.popleft()
+        return _Reply(self._autoreply(body) if self._autoreply else {})
 
     def _sleep(self, seconds: float) -> None:
         """Sleep that ends early when the server stops."""

@@ -110,9 +110,14 @@ def take_over_stale(app) -> None:
         .order_by(Turn.id).limit(TAKE_OVER_BATCH)).all()
     db.session.commit()
     for turn_id, conversation_id in stale:
-        if turn_id not in runs_of(app) and not is_busy(app):
-            log.info("taking over turn %s", turn_id)
-            start_run(app, turn_id, conversation_id, provider_for(app))
+        if turn_id in runs_of(app) or is_busy(app):
+            continue
+        try:  # only a turn nobody holds: a live run elsewhere keeps its lease
+            lease = locks.acquire(locks.conversation_lock_name(conversation_id), wait=0)
+        except locks.LockBusy:
+            continue
+        log.info("taking over turn %s", turn_id)
+        start_run(app, turn_id, conversation_id, provider_for(app), lease)
 
 
 def close_turn(turn: Turn, messages: list[dict]) -> None:

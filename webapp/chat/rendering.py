@@ -1,7 +1,10 @@
 """Answers from markdown to safe HTML: raw HTML in a reply shows as text, and nh3 keeps only harmless tags."""
+import re
+import threading
+
 import markdown
 import nh3
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 ALLOWED_TAGS = {"p", "br", "hr", "strong", "em", "b", "i", "del", "code", "pre", "blockquote",
                 "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -16,14 +19,46 @@ def sanitize_html(html: str) -> str:
                      url_schemes=URL_SCHEMES, link_rel="noopener noreferrer nofollow")
 
 
+CONVERTERS = threading.local()  # building a converter costs more than converting an answer
+
+
+def converter() -> markdown.Markdown:
+    md = getattr(CONVERTERS, "markdown", None)
+    if md is None:
+        md = CONVERTERS.markdown = markdown.Markdown(extensions=["fenced_code", "sane_lists", "tables"])
+        # A reply's raw HTML is shown as text, never interpreted; nh3 below is the second guard.
+        md.preprocessors.deregister("html_block")
+        md.inlinePatterns.deregister("html")
+    return md.reset()
+
+
 def render_markdown(text: str) -> Markup:
     """A model's markdown as sanitized HTML, code blocks included."""
-    converter = markdown.Markdown(extensions=["fenced_code", "sane_lists", "tables"])
-    # A reply's raw HTML is shown as text, never interpreted; nh3 below is the second guard.
-    converter.preprocessors.deregister("html_block")
-    converter.inlinePatterns.deregister("html")
-    return Markup(sanitize_html(converter.convert(text or "")))
+    return Markup(sanitize_html(converter().convert(text or "")))
+
+
+def snippet(texts, query: str, width: int = 140) -> Markup:
+    """A few words around the first match of the query's words, each match in <mark>."""
+    words = sorted({w for w in re.findall(r"\w+", query.lower()) if len(w) > 2}, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(w) for w in words), re.I) if words else None
+    text = next((t for t in texts if t and pattern and pattern.search(t)), texts[0] if texts else "")
+    text = " ".join((text or "").split())
+    found = pattern.search(text) if pattern else None
+    start = max(0, found.start() - width // 3) if found else 0
+    piece = text[start:start + width]
+    if start:
+        piece = "…" + piece.split(" ", 1)[-1]
+    if start + width < len(text):
+        piece = piece.rsplit(" ", 1)[0] + "…"
+    if pattern is None:
+        return escape(piece)
+    marked, last = [], 0
+    for match in pattern.finditer(piece):
+        marked += [escape(piece[last:match.start()]), Markup("<mark>%s</mark>") % match.group()]
+        last = match.end()
+    return Markup("").join(marked + [escape(piece[last:])])
 
 
 def init_app(app) -> None:
     app.add_template_filter(render_markdown, "markdown")
+    app.add_template_global(snippet)

@@ -20,21 +20,22 @@ from ..agent.loop import AgentEvent, partial_messages, run_turn
 from ..extensions import db
 from ..models import StopRequest, Turn
 
-LOCK_POLL_SECONDS = 0.5  # how often a run waiting on another worker's run looks again
+LOCK_POLL_SECONDS = 1.0  # how often a run waiting on another worker's run looks again
 log = logging.getLogger(__name__)
 
 
 class TurnRun:
     """The agent answering one turn in a background thread, keeping every event for late watchers."""
 
-    def __init__(self, app, turn_id: int, conversation_id: str, provider):
+    def __init__(self, app, turn_id: int, conversation_id: str, provider,
+                 lease: locks.Lease | None = None):
         self.app, self.provider = app, provider
         self.turn_id, self.conversation_id = turn_id, conversation_id
         self.events: list[AgentEvent] = []
         self.finished = False
         self.changed = threading.Condition()
         self.stopping = threading.Event()
-        self.lease: locks.Lease | None = None
+        self.lease = lease  # taken already by a worker taking the turn over
         self.progress: dict = {}  # the loop's live messages and words, for the heartbeat
         self.checkpointed = (1, 0)
         self.thread = threading.Thread(target=self.work, name=f"turn-{turn_id}", daemon=True)
@@ -55,7 +56,7 @@ class TurnRun:
     def work(self) -> None:
         with self.app.app_context():
             try:
-                self.lease = self.take_lease()
+                self.lease = self.lease or self.take_lease()
                 if self.lease is not None:
                     try:
                         with slots_of(self.app):
@@ -81,11 +82,11 @@ class TurnRun:
                 return locks.acquire(name, wait=0)
             except locks.LockBusy:
                 pass
+            time.sleep(LOCK_POLL_SECONDS)
             outcome = db.session.scalar(select(Turn.outcome).where(Turn.id == self.turn_id))
             db.session.commit()
             if outcome != "pending":
                 return None
-            time.sleep(LOCK_POLL_SECONDS)
 
     def write(self) -> None:
         db.session.rollback()
@@ -145,13 +146,15 @@ def run_for(turn: Turn, provider) -> TurnRun:
     return start_run(current_app._get_current_object(), turn.id, turn.conversation_id, provider)
 
 
-def start_run(app, turn_id: int, conversation_id: str, provider) -> TurnRun:
+def start_run(app, turn_id: int, conversation_id: str, provider, lease=None) -> TurnRun:
     from .heartbeat import ensure_heartbeat  # it imports this module
     with RUNS_LOCK:
         run = runs_of(app).get(turn_id)
         if run is None:
-            run = runs_of(app)[turn_id] = TurnRun(app, turn_id, conversation_id, provider)
+            run = runs_of(app)[turn_id] = TurnRun(app, turn_id, conversation_id, provider, lease)
             run.thread.start()
+        elif lease is not None:  # already written here: the lease is not needed
+            locks.release(lease)
     ensure_heartbeat(app)
     return run
 

@@ -1,6 +1,4 @@
 """The chat page: a sidebar of the guest's conversations, the open one, replies streamed over SSE."""
-from urllib.parse import unquote, urlsplit
-
 from flask import (Blueprint, Response, abort, current_app, g, render_template, request,
                    stream_with_context, url_for)
 from flask_htmx import make_response as htmx_response
@@ -8,17 +6,19 @@ from flask_wtf.csrf import CSRFError
 
 from .. import policy, storage
 from . import turn_runs
-from ..extensions import db, htmx
+from ..extensions import htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from .heartbeat import close_if_abandoned
 from .reply_stream import reply_events
+from .sidebar import recently_deleted, sidebar
+from .titles import short_title
 from .tool_steps import steps_of
 
 bp = Blueprint("chat", __name__)
 SUGGESTIONS = ["Can I get a refund for order #1043?", "Where is my order #1041?",
                "How long does shipping take?"]
-TITLE_MAX_CHARS = 200  # the title column's length
+SEQ_MAX = 2**31 - 1  # turn numbers in URLs: anything larger cannot exist, and would overflow SQL
 
 
 def get_conversation_or_404(conversation_id: str):
@@ -42,16 +42,31 @@ def chat_context():
 @bp.get("/")
 def show_page():
     """Show the chat page with no conversation open: the first message starts one."""
-    return render_template("chat/page.html", **pane(None), **sidebar(None))
+    return render_template("chat/page.html", **pane(None), **sidebar(None), deleted=recently_deleted())
 
 
 @bp.get("/c/<conversation_id>")
 def show_conversation(conversation_id):
-    """Show a conversation with its whole history (a reply still being written resumes streaming)."""
+    """Show a conversation's newest turns (or those from ?at=N on); older ones load on scrolling up."""
     conversation = get_conversation_or_404(conversation_id)
+    at = seq_arg("at", strict=False)
     if htmx and not htmx.history_restore_request:
-        return render_template("chat/_conversation.html", **pane(conversation))
-    return render_template("chat/page.html", **pane(conversation), **sidebar(conversation.id))
+        return render_template("chat/_conversation.html", **pane(conversation, at), with_title=True)
+    return render_template("chat/page.html", **pane(conversation, at), **sidebar(conversation.id))
+
+
+@bp.get("/c/<conversation_id>/turns")
+def show_turns(conversation_id):
+    """The page of turns before ?before=N (scrolling up) or after ?after=N (newer, or another tab's)."""
+    conversation = get_conversation_or_404(conversation_id)
+    before, after = seq_arg("before"), seq_arg("after", low=-1)
+    if (before is None) == (after is None):
+        abort(htmx_response(render_template(
+            "chat/_error.html", error="Ask for the turns before=N or after=N."), 400))
+    turns, more = storage.turns_page(conversation.id, before=before, after=after, limit=page_size())
+    pending = turns[-1] if turns and turns[-1].outcome == "pending" else None
+    return render_template("chat/_more_turns.html", conversation=conversation, turns=turns,
+                           more=more, older=before is not None, pending=pending)
 
 
 @bp.post("/messages")
@@ -62,7 +77,7 @@ def start_conversation():
         return "", 204
     if turn_runs.is_busy(current_app):
         return busy()
-    conversation = storage.start_conversation(g.user, question).conversation
+    conversation = storage.start_conversation(g.user, question, short_title(question)).conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
         push_url=url_for(".show_conversation", conversation_id=conversation.id))
@@ -79,7 +94,10 @@ def send_message(conversation_id):
         return busy()
     turn = store_question(conversation, question)
     if turn is None:
-        return refusal("Nimbus is still answering your last message: wait for it, or press Stop.", 409)
+        return refuse_while_pending(conversation)
+    last_seen = seq_arg("last_seen", low=-1, strict=False)
+    if last_seen is not None and last_seen < turn.seq - 1:  # this tab missed turns: show them all
+        return htmx_response("", redirect=url_for(".show_conversation", conversation_id=conversation.id))
     return render_template("chat/_sent.html", conversation=conversation, turn=turn, pending=turn,
                            **sidebar(conversation.id))
 
@@ -108,49 +126,57 @@ def stop_reply(conversation_id, seq):
     return render_template("chat/_reply_finished.html", conversation=conversation, turn=turn, seq=seq)
 
 
-@bp.patch("/c/<conversation_id>")
-def rename_conversation(conversation_id):
-    """Rename a conversation with the title typed into hx-prompt."""
-    conversation = get_conversation_or_404(conversation_id)
-    title = htmx.prompt or request.form.get("title") or ""
-    if request.headers.get("HX-Prompt-URI-AutoEncoded") == "true":  # htmx's way to send non-Latin-1
-        title = unquote(title)
-    if " ".join(title.split()):
-        conversation.title = " ".join(title.split())[:TITLE_MAX_CHARS]
-        db.session.commit()
-    return render_template("chat/_renamed.html", item=conversation, open_id=open_conversation_id())
-
-
-@bp.delete("/c/<conversation_id>")
-def delete_conversation(conversation_id):
-    """Delete a conversation and all its turns; deleting the open one goes back to a new chat."""
-    conversation = get_conversation_or_404(conversation_id)
-    storage.delete_conversation(conversation)
-    if open_conversation_id() == conversation_id:
-        return htmx_response("", redirect=url_for(".show_page"))
-    return render_template("chat/_sidebar.html", **sidebar(open_conversation_id()))
-
-
 @bp.app_errorhandler(CSRFError)
 def refuse_without_csrf(error):
     """A missing or stale CSRF token: say so where the user looks, and how to fix it."""
     return refusal("This page has expired: reload it and send again.", 400)
 
 
-def pane(conversation) -> dict:
-    turns = storage.all_turns(conversation.id) if conversation else []
-    pending = turns[-1] if turns and turns[-1].outcome == "pending" else None
-    return {"conversation": conversation, "turns": turns, "pending": pending}
+@bp.app_errorhandler(404)
+def show_not_found(error):
+    """A page that says what is missing and leads back, instead of the framework's bare one."""
+    if htmx:  # static/js/chat.js says so where the user looks
+        return "That conversation no longer exists.", 404
+    return render_template("chat/not_found.html",
+                           conversation_link=request.path.startswith("/c/")), 404
 
 
-def sidebar(open_id) -> dict:
-    return {"conversations": storage.list_conversations(g.user), "open_id": open_id}
+def pane(conversation, at: int | None = None) -> dict:
+    """The open conversation's newest page of turns, or the page from turn `at` on (a deep link)."""
+    if conversation is None:
+        return {"conversation": None, "turns": [], "pending": None, "has_older": False,
+                "has_newer": False}
+    if at is None:
+        turns, has_older = storage.turns_page(conversation.id, limit=page_size())
+        has_newer = False
+    else:
+        turns, has_newer = storage.turns_page(conversation.id, after=at - 3, limit=page_size())
+        has_older = bool(turns) and turns[0].seq > 0
+    newest = turns[-1] if turns and not has_newer else storage.newest_turn(conversation)
+    pending = newest if newest is not None and newest.outcome == "pending" else None
+    return {"conversation": conversation, "turns": turns, "has_older": has_older,
+            "has_newer": has_newer, "pending": pending}
 
 
-def open_conversation_id() -> str | None:
-    """The conversation the browser has open, from htmx's HX-Current-URL."""
-    path = urlsplit(htmx.current_url or "").path.rstrip("/").split("/")
-    return path[2] if len(path) == 3 and path[1] == "c" else None
+def page_size() -> int:
+    return max(1, current_app.config["NIMBUS_CHAT_PAGE_TURNS"])
+
+
+def seq_arg(name: str, low: int = 0, strict: bool = True) -> int | None:
+    """A turn number from the query string or form; out of range is a 400 (or ignored, not strict)."""
+    raw = request.values.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= SEQ_MAX:
+        if not strict:
+            return None
+        abort(htmx_response(render_template(
+            "chat/_error.html", error=f"“{name}” must be a whole number from {low} to {SEQ_MAX}."), 400))
+    return value
 
 
 def read_question() -> str:
@@ -184,6 +210,20 @@ def busy() -> Response:
     response = refusal(f"Nimbus is busy with many conversations right now. Please send again "
                        f"in {seconds} seconds; your message is still here.", 503)
     response.headers["Retry-After"] = str(seconds)
+    return response
+
+
+def refuse_while_pending(conversation) -> Response:
+    """409, with the reply being written (perhaps started in another tab) and its Stop button."""
+    pending = storage.pending_turn(conversation)
+    last_seen = seq_arg("last_seen", low=-1, strict=False)
+    missed = []
+    if pending is not None and last_seen is not None and last_seen < pending.seq:
+        missed = storage.turns_page(conversation.id, after=max(last_seen, pending.seq - page_size()),
+                                    limit=page_size())[0]
+    response = refusal("Nimbus is still answering your last message: wait for it, or press Stop.", 409)
+    response.set_data(response.get_data(as_text=True) + render_template(
+        "chat/_refused_pending.html", conversation=conversation, turns=missed, pending=pending))
     return response
 
 

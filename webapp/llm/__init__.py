@@ -21,7 +21,7 @@ def get_provider(config) -> "ChatProvider":
             timeout=config["NIMBUS_PROVIDER_TIMEOUT"],
         )
     from .offline import OfflineModel
-    return OfflineModel()
+    return OfflineModel(config.get("NIMBUS_OFFLINE_WORDS_PER_SECOND") or 0)
 
 
 def provider_for(app) -> "ChatProvider":

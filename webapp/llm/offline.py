@@ -6,6 +6,7 @@ word, so every mechanism of the app can be shown on a laptop with no API key. Ba
 (summaries, memory distillation) register handlers in TASKS, picked by their system prompt.
 """
 import re
+import time
 from typing import Callable, Iterator
 
 from .base import Reply, ToolCall
@@ -15,7 +16,14 @@ from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
 # Handlers for non-chat tasks: (messages) -> text or None when the task is not theirs.
 TASKS: list[Callable[[list[dict]], str | None]] = []
 
-ORDER_NUMBER = re.compile(r"#?\b(\d{4,6})\b")
+# Four to six digits, not part of a phone number (555-0134) or a longer figure; no leading zero.
+ORDER_NUMBER = re.compile(r"(?<![\d-])#?\b([1-9]\d{3,5})\b(?!-\d)")
+ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: all)? my orders|"
+                        r"(?:which|what) orders|my orders\b.*\?)", re.I)
+# Questions about the shop itself ("contact support", "your opening hours"): never about the
+# customer's own facts, whatever words they share with them.
+ABOUT_THE_SHOP = re.compile(r"\b(support|customer service|your team|the shop|you (?:ship|deliver|"
+                            r"accept|sell|offer))\b", re.I)
 CONFIRM = re.compile(r"^\s*(yes|yeah|yep|sure|ok(ay)?|please do|go ahead|do it|please)\b", re.I)
 QUESTION = re.compile(r"\?|^\s*(what|who|where|when|how|why|which|do|does|did|can|could|is|are|"
                       r"will|should)\b", re.I)
@@ -26,6 +34,15 @@ def count_tokens(messages: list[dict]) -> int:
     """The offline model's own tokenizer: words and punctuation marks."""
     text = " ".join(str(m.get("content") or "") + str(m.get("tool_calls") or "") for m in messages)
     return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+def run_task(messages: list[dict]) -> str | None:
+    """The text of the background task these messages ask for, or None for a chat turn."""
+    for task in TASKS:
+        text = task(messages)
+        if text is not None:
+            return text
+    return None
 
 
 def persona(messages: list[dict]) -> str:
@@ -57,20 +74,27 @@ class OfflineModel:
     name = "offline demo model"
     model = "nimbus-offline-1"
     offline = True
+    pause = 0.0  # seconds between words
+
+    def __init__(self, words_per_second: float = 0.0):
+        # 0: every word at once (tests). A pace lets a demo show streaming, and Stop mid-reply.
+        self.pause = 1.0 / words_per_second if words_per_second and words_per_second > 0 else 0.0
 
     def stream(self, messages: list[dict], tools: list[dict]) -> Iterator[str | Reply]:
-        reply = self.respond(messages, {t["name"] for t in tools})
-        for piece in re.findall(r"\S+\s*", reply.text):
+        task = run_task(messages)  # background work (summaries, memories) is never paced
+        reply = Reply(task) if task is not None else self.respond(messages, {t["name"] for t in tools})
+        for index, piece in enumerate(re.findall(r"\S+\s*", reply.text)):
+            if index and self.pause and task is None:
+                time.sleep(self.pause)  # cooperative under gevent; the caller holds no lock for it
             yield piece
         reply.usage = {"prompt_tokens": count_tokens(messages),
                        "completion_tokens": count_tokens([{"content": reply.text}])}
         yield reply
 
     def respond(self, messages: list[dict], tools: set[str]) -> Reply:
-        for task in TASKS:
-            text = task(messages)
-            if text is not None:
-                return Reply(text)
+        task = run_task(messages)
+        if task is not None:
+            return Reply(task)
         last = messages[-1]
         if last["role"] == "tool":
             trailing = []
@@ -97,6 +121,8 @@ class OfflineModel:
             if "save_memory" in tools:
                 return self.call("save_memory", messages, content=fact)
             return Reply(f"Got it — I'll keep in mind that {fact.rstrip('.')}.")
+        if ORDER_LIST.search(text) and "list_orders" in tools:
+            return self.call("list_orders", messages)
         vague = re.search(r"\b(other|that|this) order\b", lowered) or (
             "refund" in lowered and re.search(r"\bit\b", lowered))
         if numbers or vague:
@@ -146,10 +172,11 @@ class OfflineModel:
         return Reply("Sorry, I'm not sure what you'd like me to go ahead with. Could you tell me?")
 
     def answer_question(self, text, messages, tools) -> Reply:
-        found = recall(text, messages)
+        shop_question = ABOUT_THE_SHOP.search(text) and not PERSONAL_QUESTION.search(text)
+        found = None if shop_question else recall(text, messages)
         if found:
             return Reply(answer_from_fact(text, *found))
-        if PERSONAL_QUESTION.search(text):
+        if PERSONAL_QUESTION.search(text) and not shop_question:
             if "search_memories" in tools and not any(
                     m.get("name") == "search_memories" for m in messages):
                 return self.call("search_memories", messages, query=text)
@@ -167,5 +194,9 @@ class OfflineModel:
         preference = re.search(r"\bI (prefer|like|love|always|never)\b(.*)", text, re.I)
         if preference:
             return Reply(f"Noted: you {preference.group(1).lower()}{preference.group(2).rstrip('.!')}.")
+        detail = re.search(r"\bmy ([a-z][\w ]{0,30}?) (?:is|are) (.+)", text, re.I)
+        if detail:
+            return Reply(f"Thanks, noted: your {detail.group(1).lower()} is "
+                         f"{detail.group(2).strip().rstrip('.!')}.")
         return Reply(f"Thanks for letting me know. I'm {persona(messages)}: ask me about an order, a "
                      "refund, or anything in our help center.")

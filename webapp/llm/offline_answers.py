@@ -1,5 +1,7 @@
-"""How the offline model words an answer from the tool results it was sent."""
+"""How the offline model words an answer from the tool results it was sent, in Markdown where a
+person would use it: lists for several orders or steps, bold for amounts and what matters most."""
 import json
+import re
 
 
 def refund_answer(result: dict) -> str:
@@ -7,8 +9,9 @@ def refund_answer(result: dict) -> str:
     if result.get("eligible"):
         days_left = result["refund_window_days"] - result["days_since_purchase"]
         return (f"Good news: order #{number} is eligible for a refund: it's paid and within the "
-                f"{result['refund_window_days']}-day window ({days_left} days left). Would you like "
-                f"me to open a refund request for it?")
+                f"{result['refund_window_days']}-day window (**{days_left} days left**), so you "
+                f"would get **{result['amount']}** back. Would you like me to open a refund request "
+                f"for it?")
     if result.get("status") != "paid":
         return f"Sorry, order #{number} can't be refunded: {result['reason']}"
     return (f"Sorry, order #{number} was purchased {result['days_since_purchase']} days ago, and "
@@ -16,8 +19,17 @@ def refund_answer(result: dict) -> str:
 
 
 def order_answer(result: dict) -> str:
-    return (f"Order #{result['order_id']} ({result['item']}, {result['amount']}) was placed on "
-            f"{result['purchased_on']} and is {result['status']}.")
+    return (f"Order #{result['order_id']} ({result['item']}, **{result['amount']}**) was placed on "
+            f"{result['purchased_on']} and is **{result['status']}**.")
+
+
+def orders_answer(result: dict) -> str:
+    orders = result.get("orders") or []
+    if not orders:
+        return "I can't find any orders on your account."
+    lines = [f"- **#{o['order_id']}** {o['item']}: **{o['amount']}**, {o['status']} "
+             f"(ordered {o['purchased_on']})" for o in orders]
+    return "Here are your orders, newest first:\n\n" + "\n".join(lines)
 
 
 def ticket_answer(result: dict) -> str:
@@ -30,6 +42,10 @@ def help_answer(result: dict) -> str:
         return ("I couldn't find anything about that in our help center. Would you like me to "
                 "open a support ticket so a colleague can help?")
     top = result["results"][0]
+    steps = re.split(r"\s*\b\d+\.\s+", top["excerpt"])
+    if len(steps) >= 3:  # "To do it: 1. … 2. … 3. …" reads best as a numbered list
+        numbered = "\n".join(f"{n}. {step.strip()}" for n, step in enumerate(steps[1:], 1))
+        return f"Here's how, from our help center (“{top['title']}”):\n\n{numbered}"
     return f"Here's what our help center says (“{top['title']}”): {top['excerpt']}"
 
 
@@ -48,6 +64,7 @@ def search_answer(result: dict) -> str:
 RENDERERS = {
     "check_refund_eligibility": refund_answer,
     "lookup_order": order_answer,
+    "list_orders": orders_answer,
     "create_support_ticket": ticket_answer,
     "search_help_center": help_answer,
     "save_memory": memory_saved_answer,
@@ -70,4 +87,4 @@ def answer_from_results(tool_messages: list[dict]) -> str:
             parts.append(RENDERERS[m["name"]](result))
         else:
             parts.append(f"Here is what I found: {m['content'][:300]}")
-    return " ".join(parts)
+    return ("\n\n" if any("\n" in p for p in parts) else " ").join(parts)

@@ -4,6 +4,7 @@ import os
 import threading
 from typing import Iterator
 
+import httpx2
 import openai
 
 from .base import ProviderError, Reply, ToolCall
@@ -69,6 +70,22 @@ class OpenAIProvider:
         self.model = model
         self.client = shared_client(api_key, base_url, timeout)
 
+    def chunks(self, request: dict) -> Iterator[dict]:
+        """The streamed chunks as plain dicts: the SDK's per-chunk models cost ~1 ms each, which
+        hundreds of concurrent streams cannot afford on one worker."""
+        with self.client.chat.completions.with_streaming_response.create(**request) as response:
+            for line in response.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    return
+                chunk = json.loads(data)
+                if chunk.get("error"):
+                    raise openai.APIError(str(chunk["error"].get("message") or chunk["error"]),
+                                          response.http_request, body=chunk["error"])
+                yield chunk
+
     def stream(self, messages: list[dict], tools: list[dict]) -> Iterator[str | Reply]:
         request = {"model": self.model, "messages": to_openai_messages(messages), "stream": True,
                    "stream_options": {"include_usage": True}}
@@ -76,22 +93,23 @@ class OpenAIProvider:
             request["tools"] = to_openai_tools(tools)
         text, calls, usage = [], {}, None
         try:
-            for chunk in self.client.chat.completions.create(**request):
-                if chunk.usage:
-                    usage = {"prompt_tokens": chunk.usage.prompt_tokens,
-                             "completion_tokens": chunk.usage.completion_tokens}
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                        yield delta.content
-                    for tc in delta.tool_calls or []:
-                        call = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
-                        call["id"] = tc.id or call["id"]
-                        if tc.function:
-                            call["name"] += tc.function.name or ""
-                            call["arguments"] += tc.function.arguments or ""
-        except openai.OpenAIError as error:
+            for chunk in self.chunks(request):
+                if chunk.get("usage"):
+                    usage = {"prompt_tokens": chunk["usage"].get("prompt_tokens"),
+                             "completion_tokens": chunk["usage"].get("completion_tokens")}
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        text.append(delta["content"])
+                        yield delta["content"]
+                    for tc in delta.get("tool_calls") or []:
+                        call = calls.setdefault(tc.get("index", 0),
+                                                {"id": "", "name": "", "arguments": ""})
+                        call["id"] = tc.get("id") or call["id"]
+                        function = tc.get("function") or {}
+                        call["name"] += function.get("name") or ""
+                        call["arguments"] += function.get("arguments") or ""
+        except (openai.OpenAIError, httpx2.HTTPError, ValueError) as error:
             raise ProviderError(f"{type(error).__name__}: {error}") from error
         tool_calls = [ToolCall(c["id"] or f"call_{i}", c["name"], parse_arguments(c["arguments"]))
                       for i, c in sorted(calls.items())]

@@ -1,7 +1,20 @@
-"""Security: one validation layer for what a request carries, and refusals people can read."""
+"""Security: one validation layer for what a request carries, refusals people can read,
+security headers on every response, and rate limits on what writes."""
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 
 def init_app(app) -> None:
-    from . import refusals, validation
-    validation.init_app(app)  # before any blueprint: it replaces the `int` URL converter
+    """Everything but the rate limits; call before the blueprints register their routes."""
+    from . import headers, refusals, validation
+    validation.init_app(app)  # it replaces the `int` URL converter the routes are built with
     refusals.init_app(app)
+    headers.init_app(app)
+    hops = app.config["NIMBUS_PROXY_HOPS"]
+    if hops:  # behind a reverse proxy: the client's address and scheme come from X-Forwarded-*
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
+
+
+def limit_writes(app) -> None:
+    """Rate-limit the routes that send to the model or write memories (after the blueprints)."""
+    from . import limits
+    limits.init_app(app)

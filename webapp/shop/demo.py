@@ -44,8 +44,18 @@ HELP_ARTICLES = [
      "If an item arrives damaged, send us a photo within 7 days and we replace it for free or "
      "refund it, even after the refund window."),
     ("account-password", "Resetting your password",
-     "Use 'Forgot password' on the sign-in page; the reset link in the email is valid for "
-     "one hour."),
+     "To reset your password: 1. Open the sign-in page and choose 'Forgot password'. 2. Enter "
+     "the email address of your account. 3. Open the reset link in the email we send you; it is "
+     "valid for one hour. 4. Choose a new password and sign in with it."),
+    ("contact-support", "Contacting support",
+     "Our support team answers by email at support@example.com and by phone at 555-0100, "
+     "Monday to Friday, 9 am to 6 pm. You can also ask Nimbus to open a support ticket."),
+    ("warranty", "Warranty",
+     "Every item carries a 2-year warranty against manufacturing faults. For a warranty claim, "
+     "open a support ticket with your order number and a photo of the fault."),
+    ("international-shipping", "International shipping",
+     "We ship internationally to the EU, the UK, Canada and Australia. International delivery "
+     "takes 7 to 14 business days and costs $19; import duties are paid on delivery."),
     ("gift-cards", "Gift cards",
      "Gift cards never expire and can be combined with any payment method at checkout."),
 ]

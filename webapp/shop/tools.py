@@ -36,6 +36,14 @@ def lookup_order(context, args):
     return describe(order)
 
 
+@tool("list_orders", "List the customer's orders, newest first, with item, amount and status.", {})
+def list_orders(context, args):
+    orders = db.session.scalars(select(Order).where(
+        Order.tenant_id == context.tenant.id, Order.customer_id == context.user.id)
+        .order_by(Order.purchased_at.desc()).limit(50))
+    return {"orders": [describe(order) for order in orders]}
+
+
 @tool("check_refund_eligibility",
       f"Check whether an order can be refunded (paid orders, within {REFUND_WINDOW_DAYS} days).",
       {"order_id": {"type": "integer", "description": "The order number, e.g. 1042"}},
@@ -78,10 +86,25 @@ def create_support_ticket(context, args):
             "order_id": order.number if order else None}
 
 
+QUESTION_WORDS = {"how", "what", "when", "where", "why", "which", "who", "can", "could", "does",
+                  "the", "and", "you", "your", "for", "are", "have", "with", "there", "any", "get"}
+
+
+def stem(word: str) -> str:
+    """A rough stem, so "returns", "cancelling" and "internationally" find "return", "cancel"…"""
+    for suffix in ("ly", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[:-len(suffix)]
+            break
+    if len(word) > 4 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]  # cancell → cancel, shipp → ship
+    return word
+
+
 def words(text: str) -> set[str]:
-    """Lower-cased words of three letters or more, with a plural "s" cut so "returns" finds "return"."""
+    """Stems of the lower-cased words of three letters or more, question words left out."""
     found = re.findall(r"[a-z0-9]+", text.lower())
-    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in found if len(w) > 2}
+    return {stem(w) for w in found if len(w) > 2 and w not in QUESTION_WORDS}
 
 
 @tool("search_help_center", "Search the shop's help-center articles (shipping, returns, payment…).",

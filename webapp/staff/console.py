@@ -89,7 +89,7 @@ def conversation_page(tenant_id: int, filters: Filters, page_size: int) -> tuple
     query = (select(Conversation, User, last_outcome.label("last_outcome"), sent.label("sent"),
                     answered.label("answered"))
              .join(User, User.id == Conversation.user_id)
-             .where(Conversation.tenant_id == tenant_id))
+             .where(Conversation.tenant_id == tenant_id, Conversation.deleted_at.is_(None)))
     for condition in conditions(tenant_id, filters):
         query = query.where(condition)
     offset = (filters.page - 1) * page_size

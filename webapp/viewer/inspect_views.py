@@ -38,8 +38,9 @@ def show_sent_json(conversation_id, seq):
     """Return a past turn's request as sent: its manifest and every call's messages."""
     _, turn, sent = sent_turn(conversation_id, seq)
     if sent is None:
-        return jsonify({"seq": seq, "manifest": None, "calls": [],
-                        "error": "this turn was recorded before request manifests existed"}), 404
+        why = ("this turn is still being answered" if turn.outcome == "pending"
+               else "this turn was recorded before request manifests existed")
+        return jsonify({"seq": seq, "manifest": None, "calls": [], "error": why}), 404
     return jsonify({"seq": seq, "manifest": sent.manifest, "problems": sent.problems,
                     "sections": [asdict(s) for s in sent.sections],
                     "calls": [{"step": c.step, "messages": c.messages,

@@ -9,6 +9,7 @@ from .fates import FateRun
 
 WIDTH = 1000  # viewBox units
 MIN_CELL = 6
+PER_TURN = 200  # up to this many turns every turn is its own cell; beyond, runs share one
 
 
 @dataclass
@@ -34,6 +35,9 @@ def fate_strip(runs: list[FateRun], summary_through: int) -> Strip:
     if not runs:
         return Strip([], None)
     total = runs[-1].last + 1
+    if total <= PER_TURN:
+        runs = [FateRun(seq, seq, r.fate, r.reason, r.in_summary)
+                for r in runs for seq in range(r.first, r.last + 1)]
     least = min(MIN_CELL, WIDTH / len(runs))
     spare = WIDTH - least * len(runs)
     cells, x = [], 0.0

@@ -42,6 +42,8 @@ def render_viewer(report, error=None, notice=None, status=200, static_report=Fal
         return url_for("viewer.show", conversation_id=conversation.id, **params)
 
     def turn_url(seq: int) -> str:
+        if static_report:  # a downloaded file has only its own turns to point at
+            return f"#turn-{seq + 1}"
         return turn_link(conversation.id, seq, report.turn_total, query)
 
     context = {"report": report, "error": error, "notice": notice, "page_url": page_url,

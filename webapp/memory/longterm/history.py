@@ -65,7 +65,7 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
     for r in ranked:
         turn, conversation = rows[r.id]
         results.append({"conversation_id": conversation.id, "title": conversation.title,
-                        "turn": turn.seq, "question": turn.question,
+                        "turn": turn.seq, "question": turn.question, "answer": turn.answer,
                         "created_at": turn.created_at.isoformat(timespec="seconds"),
                         "content": describe_turn(turn, conversation), "why": r.why})
     return results, mode

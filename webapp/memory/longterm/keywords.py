@@ -1,17 +1,16 @@
-"""Keyword search: SQLite FTS5 in the embedded default, PostgreSQL full text at scale.
-
-The indexes are created next to the tables (idempotent, so an existing database gains them on the
-next `init-db`) and kept current by the database itself: FTS5 triggers, or a GIN expression index.
+"""Keyword search within a scope: candidates from SQLite FTS5 or PostgreSQL full text (the
+indexes are in keyword_index.py), scored by BM25 with the scope's own statistics (ranking.py).
 """
 import re
 from dataclasses import dataclass
 from typing import Callable
 
-from sqlalchemy import and_, column, event, func, literal_column, or_, select, table, text
+from sqlalchemy import and_, column, func, literal_column, or_, select, table, text
 
 from ...extensions import db
 from ...models import Conversation, Turn, utcnow
 from .dates import find_dates
+from .keyword_index import create_keyword_indexes, drop_keyword_indexes  # noqa: F401 (migrations)
 from .models import Memory
 from .ranking import Candidate, ScopeStatistics, bm25_scores
 
@@ -19,59 +18,10 @@ STOPWORDS = set("""a an the is are was were be been am i me my we our you your i
 for and or but with what which who whom how when where why do does did can could would should will
 please tell know about that this there here any some have has had not no so if as at by from""".split())
 MAX_QUERY_WORDS = 12
+SAYING = r"(?:\w+\s+)?(?:said|say|told|tell|recommend\w*|suggest\w*|advis\w*|mention\w*|explain\w*)\b"
+ASSISTANT_SAID = re.compile(rf"\b(?:you|nimbus|the assistant)\s+{SAYING}", re.I)
+CUSTOMER_SAID = re.compile(rf"\bI\s+{SAYING}", re.I)
 COMMON_WORD_MIN_ROWS = 1000  # below this, scoring every match is cheap: keep every word
-
-SQLITE_DDL = {
-    "memories_fts": ("memories", "content"),
-    "turns_fts": ("turns", "question, answer"),
-}
-POSTGRES_DDL = [
-    "CREATE INDEX IF NOT EXISTS ix_memories_fulltext ON memories "
-    "USING gin (to_tsvector('english', content))",
-    "CREATE INDEX IF NOT EXISTS ix_turns_fulltext ON turns "
-    "USING gin (to_tsvector('english', question || ' ' || answer))",
-]
-
-
-def sqlite_statements(name: str, base: str, columns: str) -> list[str]:
-    new = ", ".join(f"new.{c.strip()}" for c in columns.split(","))
-    old = ", ".join(f"old.{c.strip()}" for c in columns.split(","))
-    return [
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5({columns}, content='{base}', "
-        f"content_rowid='id', tokenize='porter unicode61')",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_insert AFTER INSERT ON {base} BEGIN "
-        f"INSERT INTO {name}(rowid, {columns}) VALUES (new.id, {new}); END",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_delete AFTER DELETE ON {base} BEGIN "
-        f"INSERT INTO {name}({name}, rowid, {columns}) VALUES ('delete', old.id, {old}); END",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_update AFTER UPDATE OF {columns} ON {base} BEGIN "
-        f"INSERT INTO {name}({name}, rowid, {columns}) VALUES ('delete', old.id, {old}); "
-        f"INSERT INTO {name}(rowid, {columns}) VALUES (new.id, {new}); END",
-    ]
-
-
-@event.listens_for(db.metadata, "after_create")
-def create_keyword_indexes(metadata, connection, **kw):
-    """Runs after every create_all; creates what is missing and indexes rows that predate it."""
-    if connection.dialect.name == "sqlite":
-        for name, (base, columns) in SQLITE_DDL.items():
-            existed = connection.execute(text(
-                "SELECT 1 FROM sqlite_master WHERE name = :name"), {"name": name}).first()
-            for statement in sqlite_statements(name, base, columns):
-                connection.exec_driver_sql(statement)
-            if not existed:
-                connection.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('rebuild')")
-    elif connection.dialect.name == "postgresql":
-        for statement in POSTGRES_DDL:
-            connection.exec_driver_sql(statement)
-
-
-@event.listens_for(db.metadata, "before_drop")
-def drop_keyword_indexes(metadata, connection, **kw):
-    """A dropped table takes its triggers along; its FTS5 index must go too, or it would go stale."""
-    if connection.dialect.name == "sqlite":
-        for name in SQLITE_DDL:
-            connection.exec_driver_sql(f"DROP TABLE IF EXISTS {name}")
-
 
 def query_words(query: str) -> list[str]:
     found = [w for w in re.findall(r"\w+", (query or "").lower()) if w not in STOPWORDS]
@@ -89,26 +39,27 @@ class Indexed:
     scoped: Callable  # select -> the same select joined and filtered to the session's scope
 
 
-def word_match(indexed: Indexed, word: str):
+def word_match(indexed: Indexed, word: str, name: str):
     """Condition: the row holds this word (stemmed, as the index stores it)."""
     if db.engine.dialect.name == "postgresql":
         return func.to_tsvector(literal_column("'english'"), indexed.text).op("@@")(
             func.plainto_tsquery(literal_column("'english'"), word))
     return indexed.id.in_(select(literal_column("rowid")).select_from(table(indexed.fts_name))
-                          .where(text(f"{indexed.fts_name} MATCH :w_{word}")
-                                 .bindparams(**{f"w_{word}": f'"{word}"'})))
+                          .where(text(f"{indexed.fts_name} MATCH :{name}")
+                                 .bindparams(**{name: f'"{word}"'})))
 
 
-def any_match(indexed: Indexed, words: list[str]):
-    """(join target or None, condition, order): rows holding any of the words, best first by
-    the database's own rank (only used to choose the candidates when there are too many)."""
+def any_match(indexed: Indexed, words: list[str], name: str = "match"):
+    """(join target or None, condition, order): rows holding any of the words (stemmed, as the
+    index stores them), best first by the database's own rank (only used to choose the
+    candidates when there are too many). `name` keeps bound values apart in one statement."""
     if db.engine.dialect.name == "postgresql":
         vector = func.to_tsvector(literal_column("'english'"), indexed.text)
         query = func.to_tsquery(literal_column("'english'"), " | ".join(words))
         return None, vector.op("@@")(query), func.ts_rank(vector, query).desc()
     fts = table(indexed.fts_name, column("rowid"))
-    match = text(f"{indexed.fts_name} MATCH :match").bindparams(
-        match=" OR ".join(f'"{w}"' for w in words))
+    match = text(f"{indexed.fts_name} MATCH :{name}").bindparams(
+        **{name: " OR ".join(f'"{w}"' for w in words)})
     return (fts, fts.c.rowid == indexed.id), match, text(f"bm25({indexed.fts_name})")
 
 
@@ -117,19 +68,27 @@ def on_dates(indexed: Indexed, ranges):
 
 
 def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
-    """The scope's row count, how many of its rows hold each word and fall on the dates: one
-    statement."""
-    def count(*conditions):
-        return indexed.scoped(select(func.count()).select_from(indexed.id.table)
-                              .where(*conditions)).scalar_subquery()
-    counts = [count()] + [count(word_match(indexed, w)) for w in words]
+    """The scope's row count, then how many of its rows hold each word and fall on the dates (one
+    statement, driven by the index; in a large scope a count stops past half of it)."""
+    total = db.session.scalar(indexed.scoped(select(func.count()).select_from(indexed.id.table)))
+    total = total or 0
+    cap = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
+
+    def count(join, *conditions):
+        rows = select(indexed.id).select_from(indexed.id.table)
+        if join is not None:
+            rows = rows.join(*join)
+        rows = indexed.scoped(rows.where(*conditions))
+        rows = rows.limit(cap) if cap else rows
+        return select(func.count()).select_from(rows.subquery()).scalar_subquery()
+    counts = [count(None, word_match(indexed, word, f"w{i}")) for i, word in enumerate(words)]
     if ranges:
-        counts.append(count(on_dates(indexed, ranges)))
-    total, *rest = db.session.execute(select(*counts)).one()
-    holding = dict(zip(words, rest))
-    stats = ScopeStatistics(total or 0, holding, rest[-1] if ranges else 0, list(ranges))
-    if stats.rows >= COMMON_WORD_MIN_ROWS:  # over half the rows: IDF below ln 2, costly to score
-        stats.holding = {w: n for w, n in holding.items() if n <= stats.rows // 2}
+        counts.append(count(None, on_dates(indexed, ranges)))
+    found = list(db.session.execute(select(*counts)).one()) if counts else []
+    holding = dict(zip(words, found))
+    stats = ScopeStatistics(total, holding, found[-1] if ranges else 0, list(ranges))
+    if cap:  # over half the rows: IDF below ln 2, and costly to score
+        stats.holding = {w: n for w, n in holding.items() if n < cap}
     return stats
 
 
@@ -159,7 +118,7 @@ def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int,
     if not words and not ranges:
         return {}, {}
     stats = statistics(indexed, words, ranges)
-    words = [w for w in words if w in stats.holding]
+    words = [w for w in words if stats.holding.get(w)]
     rows = candidates(indexed, words, ranges if stats.on_date else [], limit)
     pool = [Candidate(row[0], text_of(row), row.created_at) for row in rows]
     return bm25_scores(words, stats, pool), {row[0]: row for row in rows}
@@ -188,6 +147,15 @@ def turns_indexed(user) -> Indexed:
 
 
 def turn_scores(user, query: str, limit: int) -> dict[int, float]:
-    """{turn id: keyword score} of this person's own finished turns matching the query."""
+    """{turn id: keyword score} of this person's own finished turns matching the query. A
+    question about who said it ("what did you suggest…", "what did I tell you…") counts the words
+    of that speaker's side twice (a BM25F-style field weight)."""
+    if ASSISTANT_SAID.search(query or ""):
+        query = re.sub(r"\b(?:nimbus|assistant)\b", " ", query, flags=re.I)
+        return scored(turns_indexed(user), query, limit,
+                      lambda row: f"{row.question}\n{row.answer}\n{row.answer}")[0]
+    if CUSTOMER_SAID.search(query or ""):
+        return scored(turns_indexed(user), query, limit,
+                      lambda row: f"{row.question}\n{row.question}\n{row.answer}")[0]
     return scored(turns_indexed(user), query, limit,
                   lambda row: f"{row.question}\n{row.answer}")[0]

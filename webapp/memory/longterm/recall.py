@@ -1,8 +1,9 @@
-"""Recall: the newest memories in scope by default; with search on, hybrid ranking.
+"""Recall: with search on (the default), hybrid ranking; off, keywords for a search and the
+newest memories in scope for the prompt block.
 
 Hybrid = keyword relevance (BM25 with the scope's own term statistics, see ranking.py) fused with
-cosine similarity, weighted toward keywords (NIMBUS_MEMORY_KEYWORD_WEIGHT, tuned on
-bench/recall.py), over a bounded pool (the best keyword hits plus the newest rows, all within
+cosine similarity (NIMBUS_MEMORY_KEYWORD_WEIGHT, the keyword share, tuned on bench/recall.py
+--tune), over a bounded pool (the best keyword hits plus the newest rows, all within
 scope). A row without a vector still ranks by keywords and sorts last; an embedder that is down
 falls back to keywords alone, logged, and the caller only notices in quality.
 """
@@ -16,8 +17,8 @@ from sqlalchemy import select
 from ...extensions import db
 from .embeddings import EmbedderUnavailable, QueryEmbedding, from_bytes
 from .keywords import memory_matches
-from .ranking import best_first
 from .models import Memory
+from .ranking import best_first
 from .scopes import SessionScope
 from .store import newest
 

@@ -1,0 +1,52 @@
+"""The sidebar: short titles from first messages, and conversations grouped by when they were used."""
+from datetime import datetime, timedelta
+
+import pytest
+
+from webapp.chat.sidebar import date_group
+from webapp.chat.titles import short_title
+from webapp.extensions import db
+from webapp.models import Conversation, utcnow
+
+from .test_chat import start
+
+
+@pytest.mark.parametrize("message, title", [
+    ("Can I get a refund for order #1043?", "Refund for order #1043"),
+    ("Where is my order #1041?", "Where is my order #1041"),
+    ("Hi! I need to know how returns work.", "How returns work"),
+    ("hello there! could you please tell me where order 1042 is? thanks", "Where order 1042 is"),
+    ("I want to cancel my order #1044 because it arrived late and broken, twice", "Cancel my order #1044 because it arrived"),
+    ("Hello", "Hello"),
+    ("???", "???"),
+])
+def test_a_first_message_becomes_a_short_title(message, title):
+    assert short_title(message) == title
+
+
+def test_a_long_word_title_is_cut_with_an_ellipsis():
+    title = short_title("x" * 300)
+    assert len(title) <= 48 and title.endswith("…")
+
+
+NOW = datetime(2026, 12, 1, 9, 30)
+
+
+@pytest.mark.parametrize("updated, heading", [
+    (NOW - timedelta(hours=9), "Today"), (NOW - timedelta(hours=10), "Yesterday"),
+    (NOW - timedelta(days=3), "Previous 7 days"), (NOW - timedelta(days=7), "Previous 7 days"),
+    (NOW - timedelta(days=8), "Older"), (NOW + timedelta(minutes=5), "Today")])
+def test_conversations_are_grouped_by_the_day_they_were_last_used(updated, heading):
+    assert date_group(updated, NOW.date()) == heading
+
+
+def test_the_sidebar_shows_the_groups_newest_first(guest):
+    old, _ = start(guest, "An old question")
+    new, _ = start(guest, "A new question")
+    db.session.get(Conversation, old).updated_at = utcnow() - timedelta(days=30)
+    db.session.commit()
+    page = guest.get("/").text
+    sidebar = page[page.index('id="sidebar"'):page.index("</nav>", page.index('id="sidebar"'))]
+    assert sidebar.index(">Today<") < sidebar.index("A new question") < sidebar.index(">Older<") \
+        < sidebar.index("An old question")
+    assert ">Yesterday<" not in sidebar

@@ -1,0 +1,48 @@
+"""The sidebar's conversations, newest first, under Today, Yesterday, Previous 7 days and Older."""
+from datetime import date, datetime, timedelta
+
+from flask import current_app, g, request
+
+from .. import storage
+from ..models import Conversation, utcnow
+
+
+def date_group(updated: datetime, today: date) -> str:
+    """The heading a conversation last touched at `updated` (UTC) sits under."""
+    days = (today - updated.date()).days
+    if days <= 0:
+        return "Today"
+    if days == 1:
+        return "Yesterday"
+    if days <= 7:
+        return "Previous 7 days"
+    return "Older"
+
+
+def grouped(conversations: list[Conversation], now: datetime) -> list[tuple[str, list[Conversation]]]:
+    """(heading, conversations) in order; headings without conversations are left out."""
+    groups: list[tuple[str, list[Conversation]]] = []
+    for conversation in conversations:
+        heading = date_group(conversation.updated_at, now.date())
+        if not groups or groups[-1][0] != heading:
+            groups.append((heading, []))
+        groups[-1][1].append(conversation)
+    return groups
+
+
+def sidebar(open_id: str | None) -> dict:
+    """What templates/chat/_sidebar.html needs; conversations past their undo window go for good."""
+    storage.purge_deleted(g.user, current_app.config["NIMBUS_DELETE_UNDO_SECONDS"])
+    conversations = storage.list_conversations(g.user)
+    return {"groups": grouped(conversations, utcnow()), "open_id": open_id,
+            "has_conversations": bool(conversations)}
+
+
+def recently_deleted():
+    """The conversation named by /?deleted=ID, when it can still be restored (for the undo note)."""
+    conversation_id = request.args.get("deleted")
+    if not conversation_id:
+        return None
+    conversation = storage.get_deleted_conversation(conversation_id, g.user)
+    window = current_app.config["NIMBUS_DELETE_UNDO_SECONDS"]
+    return conversation if conversation is not None and window > 0 else None
