@@ -38,7 +38,8 @@ def give_them_everything(app, user):
         ConversationSummary(conversation_id=conversation.id, style="concise", text=MARKER,
                             through_seq=0),
         DistillCheckpoint(conversation_id=conversation.id, distilled_through_seq=0),
-        TurnVector(turn_id=turn.id, embedding=b"\0" * 4, embedding_model="test"),
+        *([] if db.session.get(TurnVector, turn.id) else
+          [TurnVector(turn_id=turn.id, embedding=b"\0" * 4, embedding_model="test")]),
         ShareLink(conversation_id=conversation.id, expires_at=utcnow()),
         Ticket(tenant_id=user.tenant_id, customer_id=user.id, category="other", summary=MARKER)])
     db.session.commit()

@@ -25,6 +25,7 @@ def init_app(app) -> None:
     app.config["PERMANENT_SESSION_LIFETIME"] = timedelta(hours=app.config["NIMBUS_SESSION_HOURS"])
     app.config["REMEMBER_COOKIE_DURATION"] = timedelta(days=app.config["NIMBUS_REMEMBER_DAYS"])
     app.config.setdefault("REMEMBER_COOKIE_SAMESITE", "Lax")
+    app.config.setdefault("REMEMBER_COOKIE_SECURE", bool(app.config.get("SESSION_COOKIE_SECURE")))
     login_manager.init_app(app)
     app.before_request(load_user)
 

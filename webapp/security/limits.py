@@ -28,8 +28,8 @@ MESSAGES = {
 
 def by_session() -> str:
     """The browser's session (its guest); a request without one counts by its address."""
-    user_id = session.get("user_id")
-    return f"user:{user_id}" if isinstance(user_id, int) else f"ip:{get_remote_address()}"
+    user_id = str(session.get("_user_id") or "").partition(":")[0]  # Flask-Login's "id:token"
+    return f"user:{user_id}" if user_id.isdigit() else f"ip:{get_remote_address()}"
 
 
 def config_key(kind: str, per: str) -> str:
