@@ -97,9 +97,11 @@ class Guest:
                 **(headers or {})}
         connection.request(method, path, body=body, headers=sent)
         response = connection.getresponse()
-        cookie = response.getheader("Set-Cookie")
-        if cookie:
-            self.cookie = cookie.split(";", 1)[0]
+        jar = dict(c.split("=", 1) for c in self.cookie.split("; ") if "=" in c)
+        for cookie in response.msg.get_all("Set-Cookie") or []:  # session and remember cookies
+            name, _, value = cookie.split(";", 1)[0].partition("=")
+            jar[name] = value
+        self.cookie = "; ".join(f"{k}={v}" for k, v in jar.items())
         return connection, response
 
     def fetch(self, method: str, path: str, **kwargs) -> tuple[int, dict, str]:
