@@ -12,7 +12,6 @@ from webapp.extensions import db
 from webapp.memory.longterm.scopes import SessionScope
 from webapp.memory.longterm.store import remember
 from webapp.models import ShareLink, utcnow
-from webapp.storage import create_conversation
 
 from .accounts_support import make_account, sign_in
 from .conftest import ask, make_app, wait_for_replies

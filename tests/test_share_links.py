@@ -33,6 +33,7 @@ def test_a_share_link_shows_the_viewer_signed_out_without_any_form(app, shared):
     body = page.text.split("<main")[1]
     assert "<form" not in body and "what-if" not in body and "Sign out" not in page.text
     assert AuditEntry.query.filter_by(action="created share link").count() == 1
+    assert AuditEntry.query.filter_by(action="opened share link").one().actor_id is None
 
 
 def test_a_share_link_lasts_as_long_as_chosen(shared):

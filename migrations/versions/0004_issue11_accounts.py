@@ -1,7 +1,7 @@
 """issue11 accounts: roles, passwords and lock-out, tenant settings, audit log, share links
 
 Revision ID: issue11
-Revises: 0001
+Revises: issue13
 Create Date: 2026-12-01 08:42:53.582792
 
 """

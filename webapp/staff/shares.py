@@ -87,6 +87,7 @@ def show_shared(token):
     link = active_link(token)
     if link is None:
         abort(404)
+    record(None, "opened share link", conversation=link.conversation)  # who: the link's holder
     before = request.args.get("before", type=int)
     report, _ = report_for(link.conversation, {}, before if before and 0 < before < 2**62 else None)
 
