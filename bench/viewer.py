@@ -16,8 +16,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.context_assembly import build  # noqa: E402
 from webapp import create_app  # noqa: E402
-from webapp.accounts import find_user, seed_demo  # noqa: E402
+from webapp.accounts import seed_demo  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
+from webapp.extensions import db  # noqa: E402
+from webapp.models import Conversation  # noqa: E402
 from webapp.viewer.report import build_report  # noqa: E402
 from webapp.viewer.views import render_viewer  # noqa: E402
 
@@ -38,9 +40,9 @@ def main() -> None:
         with app.app_context():
             create_schema()
             seed_demo("demo")
-            user = find_user("alex@example.com")
             print(f"median of {ROUNDS} interleaved rounds (build the report; build + render the page)\n")
-            conversations = {turns: build(user, turns) for turns in SIZES}
+            # bench/context_assembly.py's conversations (alex's), by id
+            conversations = {turns: db.session.get(Conversation, build(turns)) for turns in SIZES}
 
             def page(conversation):
                 with app.test_request_context(f"/c/{conversation.id}/viewer"):
