@@ -74,7 +74,7 @@ def main() -> None:
         client = app.test_client()
         client.get("/")  # a guest, as a browser gets on its first visit
         with client.session_transaction() as session:
-            user_id = session["user_id"]
+            user_id = int(str(session["_user_id"]).partition(":")[0])  # Flask-Login's "id:token"
 
         def page(conversation_id):
             response = client.get(f"/c/{conversation_id}")
