@@ -5,12 +5,9 @@ Runs on SQLite and on PostgreSQL (skipped without a server, except in CI).
 """
 import hashlib
 import json
-import os
 import re
-import secrets
 
 import click
-import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,7 +21,7 @@ from webapp.memory.longterm.scopes import SessionScope
 from webapp.memory.longterm.store import remember
 
 from .conftest import ask, guest_user, wait_for_replies
-from .test_postgres import SERVER
+from .postgres_support import new_database
 
 HUGE = ["9223372036854775808", "9" * 40, "-1"]
 ODD_TEXT = ["\x00", "a\x00b", "%00", "%ff%fe", "\u202e\ufeff", "x" * 3000, "../../etc", "' OR 1=1 --"]
@@ -61,19 +58,7 @@ def fuzz_app(request, tmp_path_factory):
 def database_for(backend, tmp_path_factory):
     if backend == "sqlite":
         return f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'nimbus.db'}", lambda: None
-    name = f"nimbus_fuzz_{secrets.token_hex(4)}"
-    try:
-        admin = psycopg.connect(SERVER, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as error:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"PostgreSQL not reachable at {SERVER}: {error}")
-    admin.execute(f'CREATE DATABASE "{name}"')
-
-    def drop():
-        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        admin.close()
-    return SERVER.rsplit("/", 1)[0] + "/" + name, drop
+    return new_database("nimbus_fuzz")
 
 
 @pytest.fixture

@@ -1,33 +1,21 @@
 """The scale path: the same scenario on PostgreSQL, through DATABASE_URL like every command."""
-import os
 import re
-import secrets
 
-import psycopg
 import pytest
 
 from webapp import create_app
 from webapp.extensions import db
 
-SERVER = os.environ.get("NIMBUS_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
-
+from .postgres_support import new_database
 
 @pytest.fixture
 def postgres_url():
     """A fresh database on the local server, dropped afterwards; CI must have the server."""
-    name = f"nimbus_test_{secrets.token_hex(4)}"
+    url, drop = new_database()
     try:
-        admin = psycopg.connect(SERVER, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as error:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"PostgreSQL not reachable at {SERVER}: {error}")
-    admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield SERVER.rsplit("/", 1)[0] + "/" + name
+        yield url
     finally:
-        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        admin.close()
+        drop()
 
 
 def test_refund_scenario_on_postgresql(postgres_url, monkeypatch):
