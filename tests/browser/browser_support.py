@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from werkzeug.serving import make_server
+from werkzeug.serving import WSGIRequestHandler, make_server
+
+_BODY = "tests.live_server.body"
 
 CHROMIUM_PATH = "/usr/bin/chromium"
 
@@ -18,6 +20,41 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
+
+
+class _OnceClosing:
+    """A response body whose close() runs once, however many times it is called."""
+
+    def __init__(self, body):
+        self._body = body
+        self._closed = False
+
+    def __iter__(self):
+        return iter(self._body)
+
+    def close(self):
+        if not self._closed and hasattr(self._body, "close"):
+            self._closed = True
+            self._body.close()
+
+
+def _remember_body(app):
+    """Keep each response body in its environ, so a dropped connection can still close it."""
+
+    def wsgi(environ, start_response):
+        body = environ[_BODY] = _OnceClosing(app(environ, start_response))
+        return body
+
+    return wsgi
+
+
+class _ClosingRequestHandler(WSGIRequestHandler):
+    """Close the body when the browser leaves mid-response: werkzeug's dev server skips
+    close() when draining the dropped socket fails, and leaks the static file it was sending."""
+
+    def connection_dropped(self, error, environ=None):
+        if environ is not None and _BODY in environ:
+            environ[_BODY].close()
 
 
 class LiveServer:
@@ -41,7 +78,8 @@ class LiveServer:
         """Bind a free port (port 0) and serve requests until stop()."""
         if self._server is not None:
             return self
-        self._server = make_server(self.host, self.port, self.app, threaded=True)
+        self._server = make_server(self.host, self.port, _remember_body(self.app), threaded=True,
+                                   request_handler=_ClosingRequestHandler)
         self.port = self._server.server_port
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="live-server", daemon=True
