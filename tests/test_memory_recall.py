@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from webapp.accounts import find_user
 from webapp.extensions import db
 from webapp.memory.longterm import embeddings
 from webapp.memory.longterm.block import memory_section
@@ -14,7 +15,7 @@ from webapp.memory.longterm.scopes import SessionScope
 from webapp.memory.longterm.store import remember
 from webapp.storage import create_conversation, start_turn
 
-from .conftest import ask
+from .conftest import ask, run
 from .fakes.openai_server import EMBEDDING_DIMENSIONS, FakeOpenAIServer
 
 
@@ -135,3 +136,17 @@ def test_a_word_in_most_memories_is_not_scored(app, alex):
     assert stats.rows == 1200 and stats.holding == {"grinder": 1}
     scores, rows = memory_matches(scope.applies(), "customer grinder", 50)
     assert len(scores) == 1 and len(rows) == 1
+
+
+def test_an_imported_conversation_is_searchable_by_meaning(app, runner, searching, tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text('[{"role": "user", "content": "My parcel should go to the back door."},'
+                    ' {"role": "assistant", "content": "Noted: the back door."},'
+                    ' {"role": "user", "content": "The espresso grinder arrived broken."},'
+                    ' {"role": "assistant", "content": "Sorry about that."}]')
+    output = run(runner, "import", str(path), "--user", "dana@example.org")
+    assert "Queued its turns for similarity search" in output
+    assert db.session.query(TurnVector).count() == 2
+    dana = find_user("dana@example.org")
+    results, mode = search_turns(dana, "where should deliveries be left", searching)
+    assert mode == "hybrid" and "back door" in results[0]["content"]

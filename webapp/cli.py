@@ -283,3 +283,8 @@ def import_(file, email, tenant_slug):
     if created:
         click.echo(f"Created customer {user.email} in the shop {user.tenant.slug!r}.")
     click.echo(f"Imported {conversation.turn_count} turn(s) as conversation: {conversation.id}")
+    if current_app.config.get("NIMBUS_MEMORY_SEARCH"):
+        from .jobs import enqueue
+        from .memory.longterm.jobs import embed_conversation_job
+        enqueue(embed_conversation_job, conversation.id)
+        click.echo("Queued its turns for similarity search (batched, in the background).")
