@@ -112,7 +112,7 @@ def test_answers_offer_copy_regenerate_and_questions_edit_with_times(guest):
     page = guest.get(f"/c/{conversation_id}").text
     assert "action-copy" in page and "action-edit" in page
     assert f'hx-post="/c/{conversation_id}/messages"' in page and '{"message": "Hello"}' in page
-    assert re.search(r'<time class="message-time" datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"', page)
+    assert re.search(r'<time class="message-time" datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00"', page)
 
 
 def test_a_finished_answer_is_announced(guest):

@@ -31,9 +31,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import security
     security.init_app(app)  # bounded ids, no NUL, UTF-8; before the blueprints add their routes
 
-    from . import jobs, policy
+    from . import jobs, local_time, policy
     from .chat import identity, rendering
     jobs.init_app(app)
+    local_time.init_app(app)
     identity.init_app(app)
     policy.init_app(app)
     rendering.init_app(app)

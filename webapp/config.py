@@ -21,6 +21,7 @@ DEFAULTS = {
     "NIMBUS_MAX_MESSAGE_CHARS": 8000,
     "NIMBUS_VIEWER_PAGE_TURNS": 50,  # viewer: stored turns shown per page
     "NIMBUS_CHAT_PAGE_TURNS": 30,  # chat page: newest turns shown; older ones load on scrolling up
+    "NIMBUS_TIMEZONE": "UTC",  # pages' times when the browser has not said its own zone yet
     "NIMBUS_DELETE_UNDO_SECONDS": 15,  # a deleted conversation can be restored for this long
     "NIMBUS_OFFLINE_WORDS_PER_SECOND": 12.0,  # offline model's pace; 0 = all at once (tests)
     "NIMBUS_DEMO_TENANT": "demo",

@@ -1,6 +1,8 @@
 """The chat page in a real browser: streamed replies, reload, other visitors, HTML that runs nothing."""
 import os
 import re
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import expect
@@ -173,3 +175,26 @@ def test_rename_inline_and_delete_with_undo_from_the_sidebar(page):
     expect(page.locator("#conversation-title")).to_have_text("Shipping ☁ questions")
     expect(page.locator(".message--user")).to_have_count(2)
     assert dialogs == []  # no prompt(), no confirm()
+
+
+def test_the_sidebars_days_are_the_browsers_own(browser, live_server, live_app):
+    """A conversation last used a minute before midnight in Auckland is yesterday's there."""
+    context = browser.new_context(base_url=live_server.url, timezone_id="Pacific/Auckland")
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    try:
+        page.goto("/")
+        send(page, "Where is my order #1041?", 0)
+        midnight = datetime.now(ZoneInfo("Pacific/Auckland")).replace(hour=0, minute=0, second=0,
+                                                                       microsecond=0)
+        with live_app.app_context():
+            conversation = db.session.get(Conversation, page.url.rsplit("/", 1)[1])
+            conversation.updated_at = (midnight - timedelta(minutes=1)).astimezone(
+                timezone.utc).replace(tzinfo=None)
+            db.session.commit()
+        page.reload()
+        expect(page.locator("#sidebar")).to_contain_text("Yesterday")
+        assert any(c["name"] == "nimbus_tz" and c["value"] == "Pacific/Auckland"
+                   for c in context.cookies())
+    finally:
+        context.close()

@@ -4,11 +4,12 @@ from datetime import date, datetime, timedelta
 from flask import current_app, g, request
 
 from .. import storage
+from ..local_time import local
 from ..models import Conversation, utcnow
 
 
 def date_group(updated: datetime, today: date) -> str:
-    """The heading a conversation last touched at `updated` (UTC) sits under."""
+    """The heading a conversation last touched at `updated` (the reader's time) sits under."""
     days = (today - updated.date()).days
     if days <= 0:
         return "Today"
@@ -20,10 +21,12 @@ def date_group(updated: datetime, today: date) -> str:
 
 
 def grouped(conversations: list[Conversation], now: datetime) -> list[tuple[str, list[Conversation]]]:
-    """(heading, conversations) in order; headings without conversations are left out."""
+    """(heading, conversations) in order, days as the reader lives them; headings without
+    conversations are left out."""
     groups: list[tuple[str, list[Conversation]]] = []
+    today = local(now).date()
     for conversation in conversations:
-        heading = date_group(conversation.updated_at, now.date())
+        heading = date_group(local(conversation.updated_at), today)
         if not groups or groups[-1][0] != heading:
             groups.append((heading, []))
         groups[-1][1].append(conversation)

@@ -1,6 +1,6 @@
 """The chat page: a sidebar of the guest's conversations, the open one, replies streamed over SSE."""
-from flask import (Blueprint, Response, abort, current_app, g, render_template, request,
-                   stream_with_context, url_for)
+from flask import (Blueprint, Response, abort, current_app, g, make_response, render_template,
+                   request, stream_with_context, url_for)
 from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
 
@@ -9,6 +9,7 @@ from . import turn_runs
 from ..extensions import htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
+from ..security.refusals import ERROR_SLOTS, refusal as page_refusal
 from .heartbeat import close_if_abandoned
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
@@ -231,6 +232,9 @@ def busy() -> Response:
 
 
 def refusal(message: str, status: int) -> Response:
-    """An inline error under the message box (base.html lets htmx swap 400, 409, 422, 503)."""
+    """An inline error under the message box (base.html lets htmx swap 400, 409, 422, 503); a
+    plain form post (a login page, a browser without script) gets a page with a way back."""
+    if not htmx:
+        return make_response(page_refusal(message, status))
     return htmx_response(render_template("chat/_error.html", error=message), status,
-                         retarget="#composer-error", reswap="innerHTML")
+                         retarget=ERROR_SLOTS, reswap="innerHTML")

@@ -1,0 +1,40 @@
+"""Times in the reader's own time zone: the browser names it in a cookie (static/js/timezone.js).
+
+Stored times are naive UTC. Without the cookie (a first visit, no script) pages use
+NIMBUS_TIMEZONE, the shop's zone, which is UTC unless configured.
+"""
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from flask import current_app, has_request_context, request
+
+COOKIE = "nimbus_tz"
+
+
+def zone_named(name: str | None) -> ZoneInfo | None:
+    """The IANA zone called `name`, or None for anything else (a cookie is the visitor's to forge)."""
+    if not name or len(name) > 64:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def reader_zone() -> ZoneInfo:
+    """The zone this request's reader lives in (ZoneInfo caches each zone it has loaded)."""
+    return (zone_named(request.cookies.get(COOKIE)) if has_request_context() else None) \
+        or zone_named(current_app.config["NIMBUS_TIMEZONE"]) or ZoneInfo("UTC")
+
+
+def local(moment: datetime | None) -> datetime | None:
+    """A stored (naive UTC) time as the reader's wall-clock time, zone attached."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(reader_zone())
+
+
+def init_app(app) -> None:
+    app.add_template_filter(local, "local")
