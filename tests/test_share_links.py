@@ -32,6 +32,9 @@ def test_a_share_link_shows_the_viewer_signed_out_without_any_form(app, shared):
     assert page.status_code == 200 and "Where is my order #1041?" in page.text
     body = page.text.split("<main")[1]
     assert "<form" not in body and "what-if" not in body and "Sign out" not in page.text
+    header = page.text.split("<header")[1].split("</header>")[0]
+    assert "A shared conversation, read-only" in header
+    assert "/memories" not in header and ">Chat<" not in header
     assert AuditEntry.query.filter_by(action="created share link").count() == 1
     assert AuditEntry.query.filter_by(action="opened share link").one().actor_id is None
 

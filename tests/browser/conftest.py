@@ -2,13 +2,16 @@
 import os
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 from tests.browser.browser_support import LiveServer, launch_chromium
 from webapp import create_app
 from webapp.accounts import seed_demo
 from webapp.database import create_schema
 from webapp.extensions import db
+
+# A busy 2-core CI box can take seconds to serve a page; a real failure fails either way.
+expect.set_options(timeout=10_000)
 
 ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "test-artifacts")
 
