@@ -4,10 +4,15 @@ import re
 from webapp import create_app
 from webapp.accounts import find_user
 from webapp.extensions import db
-from webapp.models import Conversation
+from webapp.accounts.rights import REDACTED
+from webapp.memory.longterm.scopes import SessionScope
+from webapp.memory.longterm.store import remember
+from webapp.models import Conversation, RequestText
 
 from .accounts_support import make_account, sign_in
 from .test_postgres import postgres_url  # noqa: F401  the fixture
+
+SHARED = "Umbrellas are 100% waterproof_and ship in 9 days"  # % and _ are LIKE's wildcards
 
 
 def test_console_and_delete_my_data_on_postgresql(postgres_url, monkeypatch):  # noqa: F811
@@ -19,6 +24,9 @@ def test_console_and_delete_my_data_on_postgresql(postgres_url, monkeypatch):  #
         assert runner.invoke(args=["init-db", "--demo"]).exit_code == 0
         output = runner.invoke(args=["ask", "Do you sell umbrellas?", "--user", "sam@example.com"]).output
         conversation_id = re.search(r"conversation: (\w{32})", output).group(1)
+        with app.app_context():  # shop-wide, from Sam's conversation: in Alex's prompt next
+            remember(SessionScope.for_user(find_user("sam@example.com")), SHARED, app.config,
+                     source="distilled", personal=False, conversation_id=conversation_id)
         runner.invoke(args=["ask", "Where is my order #1041?"])
         with app.app_context():
             make_account("pat@example.com", "staff")
@@ -32,6 +40,8 @@ def test_console_and_delete_my_data_on_postgresql(postgres_url, monkeypatch):  #
             assert find_user("sam@example.com") is None
             assert db.session.get(Conversation, conversation_id) is None
             assert db.session.scalar(db.select(db.func.count()).select_from(Conversation)) == 1
+            texts = db.session.scalars(db.select(RequestText.text)).all()
+            assert not any(SHARED in t for t in texts) and any(REDACTED in t for t in texts)
             db.session.remove()
     finally:
         with app.app_context():

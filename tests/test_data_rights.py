@@ -4,16 +4,18 @@ import json
 from sqlalchemy import JSON, String, Text, select, text
 
 from webapp.accounts import find_user
+from webapp.accounts.rights import REDACTED, delete_user_data
 from webapp.extensions import db
 from webapp.memory.longterm.models import DistillCheckpoint, Memory, TurnVector
 from webapp.memory.longterm.scopes import SessionScope
 from webapp.memory.longterm.sharing import set_memory_sharing
 from webapp.memory.longterm.store import remember
 from webapp.memory.summaries import ConversationSummary
-from webapp.models import AuditEntry, Conversation, ShareLink, Turn, User, utcnow
+from webapp.models import AuditEntry, Conversation, RequestText, ShareLink, Turn, User, utcnow
 from webapp.shop.demo import give_demo_orders
 from webapp.shop.models import Order, Ticket
 from webapp.staff.audit import record
+from webapp.viewer.as_sent import rebuild
 
 from .accounts_support import make_account, sign_in
 from .conftest import ask, run
@@ -139,3 +141,19 @@ def test_a_guest_can_delete_their_data_too(guest):
     ask(visitor, "Hello there")
     assert guest.post("/account/delete", data={"confirm": "DELETE"}).status_code == 200
     assert db.session.get(User, visitor.id) is None
+
+
+def test_a_shop_wide_memory_from_their_conversation_is_blanked_in_what_others_were_sent(app, sam):
+    owner = make_account("dana@example.com")
+    _, theirs, _ = ask(owner, "Do you ship to Zanzibar?")
+    remember(SessionScope.for_user(owner), f"Ships to {MARKER} take 9 days", app.config,
+             source="distilled", personal=False, conversation_id=theirs.id)
+    _, others, _ = ask(sam, "How long does shipping take?")
+    sent = lambda: [t for (t,) in db.session.execute(  # noqa: E731
+        select(RequestText.text).where(RequestText.conversation_id == others.id))]
+    assert any(MARKER in t for t in sent())  # the memory went into Sam's prompt
+    counts = delete_user_data(owner, "test")
+    assert not any(MARKER in t for t in sent()) and any(REDACTED in t for t in sent())
+    assert counts["redacted_texts"] >= 1
+    sections = rebuild(others.turns[0]).sections  # Sam's viewer still shows it, blanked
+    assert any(REDACTED in m["content"] for section in sections for m in section.messages)

@@ -2,24 +2,27 @@
 
 Deleting runs as one transaction: their conversations (turns, summaries, checkpoints, vectors,
 share links and keyword-index rows go with them), every memory about them or from their
-conversations, orders, tickets, choices and the account itself. The audit log keeps one entry
+conversations, orders, tickets, choices and the account itself. A shop-wide memory among them
+was sent to other customers too: its words are blanked in the record of what their model calls
+received (the viewer's "as sent"), so nothing of it outlives the account. The audit log keeps one entry
 that says what was deleted and how much, with a keyed digest of the email instead of the email.
 """
 import hashlib
 import hmac
 
 from flask import current_app
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import and_, delete, func, or_, select, update
 
 from ..extensions import db
 from ..memory.longterm.models import Memory
 from ..memory.longterm.scopes import ACCOUNT, ORDER, scope_label
 from ..memory.longterm.sharing import sharing_choice
-from ..models import Conversation, Turn, User, utcnow
+from ..models import Conversation, RequestText, Turn, User, utcnow
 from ..shop.models import Order, Ticket
 from ..transfer import export_conversation
 
 FORMAT = "nimbus.personal-data"
+REDACTED = "[deleted with its customer's data]"
 
 
 def their_memories(user: User, conversation_ids):
@@ -59,6 +62,21 @@ def export_user_data(user: User) -> dict:
     }
 
 
+def blank_in_others_prompts(tenant_id: int, user_id: int, contents: list[str]) -> int:
+    """Replace each shared memory's words in the stored prompt texts of the shop's other
+    conversations; how many texts changed."""
+    others = select(Conversation.id).where(Conversation.tenant_id == tenant_id,
+                                           Conversation.user_id != user_id)
+    changed = 0
+    for content in contents:
+        changed += db.session.execute(
+            update(RequestText).where(RequestText.conversation_id.in_(others),
+                                      RequestText.text.contains(content, autoescape=True))
+            .values(text=func.replace(RequestText.text, content, REDACTED))
+            .execution_options(synchronize_session=False)).rowcount
+    return changed
+
+
 def email_digest(email: str) -> str:
     """Lets an admin confirm 'was X deleted?' without the log holding X."""
     key = str(current_app.secret_key).encode()
@@ -69,7 +87,10 @@ def delete_user_data(user: User, requested_by: str) -> dict:
     """Delete the person and everything about them in one transaction; return what went."""
     from ..staff.audit import record
     ids = select(Conversation.id).where(Conversation.user_id == user.id)
+    shared = db.session.scalars(select(Memory.content).distinct()
+                                .where(their_memories(user, ids), Memory.subject_id.is_(None))).all()
     counts = {
+        "redacted_texts": blank_in_others_prompts(user.tenant_id, user.id, shared),
         "conversations": db.session.scalar(select(func.count()).select_from(ids.subquery())),
         "turns": db.session.scalar(select(func.count()).where(Turn.conversation_id.in_(ids))),
         "memories": db.session.execute(
@@ -82,7 +103,8 @@ def delete_user_data(user: User, requested_by: str) -> dict:
     db.session.execute(delete(User).where(User.id == user.id))  # orders, tickets, choices cascade
     record(None, "deleted customer data", tenant_id=tenant_id, commit=False,
            detail=(f"requested by {requested_by}; {counts['conversations']} conversation(s), "
-                   f"{counts['turns']} turn(s), {counts['memories']} memories; "
+                   f"{counts['turns']} turn(s), {counts['memories']} memories, "
+                   f"{counts['redacted_texts']} prompt text(s) of others blanked; "
                    f"email digest {digest}"))
     db.session.commit()
     return counts
