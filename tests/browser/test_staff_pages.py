@@ -125,3 +125,22 @@ def test_delete_my_data_leaves_no_row_of_the_customer(page, live_app):
         from webapp.models import Conversation
         assert db.session.get(Conversation, others) is not None
         db.session.remove()
+
+
+def test_staff_pages_and_a_share_link_do_not_scroll_sideways_on_a_phone(new_page, live_app,
+                                                                        artifacts):
+    customer, staff = accounts(live_app, ("kim", "customer", "demo"), ("pat", "admin", "demo"))
+    conversation_id = customer_conversation(live_app, customer)
+    page = new_page(360, 740)
+    sign_in(page, staff)
+    page.goto(f"/c/{conversation_id}/viewer")
+    page.get_by_role("button", name="Create share link").click()
+    url = page.locator("#share-links tr", has_text="active").first.get_by_label(
+        "Share link").input_value()
+    for path in ["/staff", "/staff/audit", "/staff/settings", f"/staff/c/{conversation_id}",
+                 f"/c/{conversation_id}/viewer", "/", "/memories", "/account", url]:
+        assert page.goto(path).status == 200, path
+        width = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+        assert width[0] <= width[1], (path, width)
+        if path == "/staff":
+            page.screenshot(path=f"{artifacts}/staff-console-phone.png")
