@@ -155,5 +155,6 @@ def test_a_shop_wide_memory_from_their_conversation_is_blanked_in_what_others_we
     counts = delete_user_data(owner, "test")
     assert not any(MARKER in t for t in sent()) and any(REDACTED in t for t in sent())
     assert counts["redacted_texts"] >= 1
-    sections = rebuild(others.turns[0]).sections  # Sam's viewer still shows it, blanked
-    assert any(REDACTED in m["content"] for section in sections for m in section.messages)
+    sent_then = rebuild(others.turns[0])  # Sam's viewer still shows it, blanked, and says so
+    assert any(REDACTED in m["content"] for s in sent_then.sections for m in s.messages)
+    assert any("deleted customer's memory is blanked" in p for p in sent_then.problems)

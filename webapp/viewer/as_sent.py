@@ -2,14 +2,15 @@
 the history turns from their stored forms, each model call's own messages from the turn.
 
 Nothing is re-assembled under today's state, so a summary or memory block that changed since
-still shows as it was; a history turn that was edited since is named, not silently shown anew.
+still shows as it was; a history turn that was edited since, or a text blanked when a customer's
+data was deleted, is named, not silently shown as sent.
 """
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
 from ..extensions import db
-from ..memory.manifest import messages_hash
+from ..memory.manifest import messages_hash, text_hash
 from ..models import RequestText, Turn
 from .report import SECTION_TITLES
 
@@ -89,6 +90,10 @@ def rebuild(turn: Turn) -> AsSent | None:
             for m in entry.get("messages", []):
                 if m["hash"] not in texts:
                     result.problems.append(f"the {entry['name']} text of this turn is missing")
+                elif text_hash(texts[m["hash"]]) != m["hash"]:
+                    result.problems.append(f"the {entry['name']} text of this turn was changed "
+                                           "after it was sent: a deleted customer's memory is "
+                                           "blanked in it")
                 rest = {k: v for k, v in m.items() if k != "hash"}
                 messages.append({**rest, "content": texts.get(m["hash"], "")})
         title = SECTION_TITLES.get(entry["name"], entry["name"].replace("_", " ").capitalize())
