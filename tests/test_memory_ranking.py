@@ -101,3 +101,15 @@ def test_a_question_about_what_nimbus_said_favours_its_answers(app, alex):
     by_nimbus = turn_scores(alex, "What did you suggest about basil?", 50)
     by_me = turn_scores(alex, "What did I say about basil?", 50)
     assert by_nimbus[said] / by_nimbus[asked] > by_me[said] / by_me[asked]
+
+
+def test_a_named_day_is_the_readers_day(app, alex, keywords_only):
+    _, conversation, _ = ask(alex, "I made gnocchi for dinner tonight.")
+    conversation.turns[0].created_at = datetime(2026, 3, 15, 3, 0)  # 20:00 on the 14th in LA
+    db.session.commit()
+    query = "What did I say on March 14?"
+    with app.test_request_context(headers={"Cookie": "nimbus_tz=America/Los_Angeles"}):
+        assert questions(search_turns(alex, query, app.config)[0]) == [
+            "I made gnocchi for dinner tonight."]
+    with app.test_request_context(headers={"Cookie": "nimbus_tz=UTC"}):
+        assert search_turns(alex, query, app.config)[0] == []  # the 15th in UTC

@@ -36,5 +36,15 @@ def local(moment: datetime | None) -> datetime | None:
     return moment.astimezone(reader_zone())
 
 
+def wall_clock_now(zone: ZoneInfo) -> datetime:
+    """Now on the zone's clocks, naive, to compare with other wall-clock times."""
+    return datetime.now(zone).replace(tzinfo=None)
+
+
+def stored(wall_clock: datetime, zone: ZoneInfo) -> datetime:
+    """A wall-clock time in `zone` as the naive UTC the database stores."""
+    return wall_clock.replace(tzinfo=zone).astimezone(timezone.utc).replace(tzinfo=None)
+
+
 def init_app(app) -> None:
     app.add_template_filter(local, "local")

@@ -1,8 +1,8 @@
 """Dates named in a question ("on March 14", "14th of March", "2026-03-14", "in March").
 
 Searching "what did I cook on March 14" should find what was said that day although the words
-never mention it: the day becomes a time range on each row's created_at (stored as UTC), and the
-date's words leave the keyword query. A day or month without a year means its latest occurrence
+never mention it: the day, in the reader's time zone, becomes a time range on each row's
+created_at (stored as UTC), and the date's words leave the keyword query. A day or month without a year means its latest occurrence
 up to `today` (this year's, or last year's if it has not come yet).
 """
 import re

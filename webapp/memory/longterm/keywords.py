@@ -9,6 +9,7 @@ from sqlalchemy import and_, column, func, literal_column, or_, select, table, t
 
 from ...extensions import db
 from ...models import Conversation, Turn, utcnow
+from ...local_time import reader_zone, stored, wall_clock_now
 from .dates import find_dates
 from .keyword_index import create_keyword_indexes, drop_keyword_indexes  # noqa: F401 (migrations)
 from .models import Memory
@@ -113,7 +114,9 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int) -> list:
 
 def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int, float], dict]:
     """({id: BM25 score with the scope's statistics}, {id: candidate row}) for the query."""
-    ranges, rest = find_dates(query, utcnow())
+    zone = reader_zone()  # "on March 14" is the reader's March 14
+    ranges, rest = find_dates(query, wall_clock_now(zone))
+    ranges = [(stored(start, zone), stored(end, zone)) for start, end in ranges]
     words = query_words(rest)
     if not words and not ranges:
         return {}, {}
