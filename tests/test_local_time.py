@@ -7,6 +7,8 @@ from webapp.chat.sidebar import grouped
 from webapp.extensions import db
 from webapp.models import Conversation, Turn
 
+from .conftest import use_provider
+from .fakes.scripted_model import ScriptedModel
 from .test_chat import start, wait_for_replies
 
 LATE_EVENING_UTC = datetime(2026, 6, 1, 23, 30)  # 11:30 the next morning in Auckland (NZST)
@@ -14,6 +16,7 @@ LATE_EVENING_UTC = datetime(2026, 6, 1, 23, 30)  # 11:30 the next morning in Auc
 
 def first_turn_at(app, guest, moment):
     conversation_id, _ = start(guest, "Where is my order?")
+    guest.get(f"/c/{conversation_id}/turns/0/stream")  # the reply is written: the turn is done
     wait_for_replies(app)
     db.session.scalars(db.select(Turn).filter_by(conversation_id=conversation_id)).one() \
         .created_at = moment
@@ -47,3 +50,15 @@ def test_today_and_yesterday_are_the_readers_days(app):
         assert grouped([conversation], now)[0][0] == "Today"
     with app.test_request_context(headers={"Cookie": "nimbus_tz=America/Los_Angeles"}):
         assert grouped([conversation], now)[0][0] == "Yesterday"  # 18:00 on 30 November there
+
+
+def test_a_reply_searches_the_readers_days(app, guest):
+    """The search tool, called in the reply's run, reads "March 14" as the browser's March 14."""
+    conversation_id = first_turn_at(app, guest, datetime(2026, 3, 15, 3, 0))  # 20:00 on the 14th in LA
+    model = use_provider(app, ScriptedModel(
+        {"tool": "search_history", "arguments": {"query": "March 14"}}, "Found it."))
+    guest.set_cookie("nimbus_tz", "America/Los_Angeles")
+    guest.post(f"/c/{conversation_id}/messages", data={"message": "What did I ask on March 14?"})
+    guest.get(f"/c/{conversation_id}/turns/1/stream")
+    wait_for_replies(app)
+    assert "Where is my order?" in model.requests[1][-1]["content"]

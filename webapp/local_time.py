@@ -3,12 +3,14 @@
 Stored times are naive UTC. Without the cookie (a first visit, no script) pages use
 NIMBUS_TIMEZONE, the shop's zone, which is UTC unless configured.
 """
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from flask import current_app, has_request_context, request
 
 COOKIE = "nimbus_tz"
+RUN_ZONE: ContextVar[str | None] = ContextVar("run_zone", default=None)  # a reply run's reader
 
 
 def zone_named(name: str | None) -> ZoneInfo | None:
@@ -21,10 +23,15 @@ def zone_named(name: str | None) -> ZoneInfo | None:
         return None
 
 
+def named_zone() -> str | None:
+    """The zone the reader's browser named: this request's cookie, or the one a run was given."""
+    return request.cookies.get(COOKIE) if has_request_context() else RUN_ZONE.get()
+
+
 def reader_zone() -> ZoneInfo:
     """The zone this request's reader lives in (ZoneInfo caches each zone it has loaded)."""
-    return (zone_named(request.cookies.get(COOKIE)) if has_request_context() else None) \
-        or zone_named(current_app.config["NIMBUS_TIMEZONE"]) or ZoneInfo("UTC")
+    return zone_named(named_zone()) or zone_named(current_app.config["NIMBUS_TIMEZONE"]) \
+        or ZoneInfo("UTC")
 
 
 def local(moment: datetime | None) -> datetime | None:

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from .. import locks
 from ..agent.loop import AgentEvent, partial_messages, run_turn
 from ..extensions import db
+from ..local_time import RUN_ZONE, named_zone
 from ..models import StopRequest, Turn
 
 LOCK_POLL_SECONDS = 1.0  # how often a run waiting on another worker's run looks again
@@ -28,8 +29,9 @@ class TurnRun:
     """The agent answering one turn in a background thread, keeping every event for late watchers."""
 
     def __init__(self, app, turn_id: int, conversation_id: str, provider,
-                 lease: locks.Lease | None = None):
+                 lease: locks.Lease | None = None, zone: str | None = None):
         self.app, self.provider = app, provider
+        self.zone = zone  # the reader's, for dates in tool calls ("on March 14")
         self.turn_id, self.conversation_id = turn_id, conversation_id
         self.events: list[AgentEvent] = []
         self.finished = False
@@ -54,6 +56,7 @@ class TurnRun:
                 return
 
     def work(self) -> None:
+        RUN_ZONE.set(self.zone)
         with self.app.app_context():
             try:
                 self.lease = self.lease or self.take_lease()
@@ -158,16 +161,19 @@ def admit(app, turn_id: int) -> None:
 
 def run_for(turn: Turn, provider) -> TurnRun:
     """The run writing this turn's reply in this process, started now if there is none."""
-    return start_run(current_app._get_current_object(), turn.id, turn.conversation_id, provider)
+    return start_run(current_app._get_current_object(), turn.id, turn.conversation_id, provider,
+                     zone=named_zone())
 
 
-def start_run(app, turn_id: int, conversation_id: str, provider, lease=None) -> TurnRun:
+def start_run(app, turn_id: int, conversation_id: str, provider, lease=None,
+              zone: str | None = None) -> TurnRun:
     from .heartbeat import ensure_heartbeat  # it imports this module
     with RUNS_LOCK:
         app.extensions.get("admitted", {}).pop(turn_id, None)
         run = runs_of(app).get(turn_id)
         if run is None:
-            run = runs_of(app)[turn_id] = TurnRun(app, turn_id, conversation_id, provider, lease)
+            run = runs_of(app)[turn_id] = TurnRun(app, turn_id, conversation_id, provider, lease,
+                                                  zone)
             run.thread.start()
         elif lease is not None:  # already written here: the lease is not needed
             locks.release(lease)
