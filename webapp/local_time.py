@@ -5,6 +5,7 @@ NIMBUS_TIMEZONE, the shop's zone, which is UTC unless configured.
 """
 from contextvars import ContextVar
 from datetime import datetime, timezone
+from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from flask import current_app, has_request_context, request
@@ -13,6 +14,7 @@ COOKIE = "nimbus_tz"
 RUN_ZONE: ContextVar[str | None] = ContextVar("run_zone", default=None)  # a reply run's reader
 
 
+@lru_cache(maxsize=512)  # a page asks once per time it shows; a forged name fails once
 def zone_named(name: str | None) -> ZoneInfo | None:
     """The IANA zone called `name`, or None for anything else (a cookie is the visitor's to forge)."""
     if not name or len(name) > 64:
