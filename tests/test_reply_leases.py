@@ -4,7 +4,7 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 
 from webapp import create_app
 from webapp.accounts import seed_demo
@@ -12,9 +12,11 @@ from webapp.agent.loop import partial_messages
 from webapp.chat.heartbeat import stop_heartbeat
 from webapp.database import create_schema
 from webapp.extensions import db
+from webapp.llm.base import Reply, ToolCall
 from webapp.llm.messages import assistant_message, tool_message, user_message, validate_turn
 from webapp.locks import acquire, conversation_lock_name
 from webapp.models import StopRequest, Turn, utcnow
+from webapp.shop.models import Ticket
 
 from .conftest import make_app, sse_events, use_provider, wait_for_replies
 from .fakes.paced_model import PacedModel
@@ -157,3 +159,45 @@ def test_another_worker_s_heartbeat_answers_a_turn_nobody_started(app, guest):
     while stored(turn.id).outcome == "pending" and time.monotonic() < deadline:
         time.sleep(0.1)
     assert stored(turn.id).answer == "Answered by another worker."
+
+
+class SilentFirst:
+    """A provider whose first call says nothing until `gate` opens (a slow first token), then
+    asks for a ticket; every later call answers at once."""
+    name, model, offline = "silent-first test model", "silent", True
+
+    def __init__(self):
+        self.gate, self.waiting, self.calls = threading.Event(), threading.Event(), 0
+
+    def stream(self, messages, tools):
+        self.calls += 1
+        if self.calls == 1:
+            self.waiting.set()
+            assert self.gate.wait(20), "the test never opened the gate"
+            yield Reply("", [ToolCall("call_1", "create_support_ticket",
+                                      {"category": "other", "summary": "late"})])
+            return
+        yield "Hello again."
+        yield Reply("Hello again.")
+
+
+def test_stop_before_the_first_token_saves_at_once_and_the_late_reply_writes_nothing(any_app):
+    model = use_provider(any_app, SilentFirst())
+    guest = browser(any_app)
+    conversation_id, _ = start(guest, "Open a ticket, please.")
+    stream = guest.get(f"/c/{conversation_id}/turns/0/stream", buffered=False)
+    next(iter(stream.response))
+    assert model.waiting.wait(10)  # the run waits on the provider's first token
+    started = time.monotonic()
+    stopped = guest.post(f"/c/{conversation_id}/turns/0/stop")
+    assert stopped.status_code == 200 and ">Stopped<" in stopped.text
+    assert time.monotonic() - started < 5
+    sent = guest.post(f"/c/{conversation_id}/messages", data={"message": "Hello?"})
+    assert sent.status_code == 200  # not "still answering": the next message goes through
+    assert "Hello again." in guest.get(f"/c/{conversation_id}/turns/1/stream").text
+    model.gate.set()  # the slow first reply arrives after all, asking for a ticket
+    wait_for_replies(any_app)
+    first = db.session.scalar(select(Turn).filter_by(conversation_id=conversation_id, seq=0))
+    db.session.refresh(first)
+    assert first.outcome == "interrupted" and validate_turn(first.messages)
+    assert db.session.scalar(select(func.count()).select_from(Ticket)) == 0  # never opened

@@ -182,23 +182,29 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             assistant_message(f"{partial} …\n\n{answer}" if partial else answer)]
         yield AgentEvent("answer", 0, {"text": answer, "fallback": True})
     finally:
-        if outcome is None:  # the consumer stopped early
-            outcome = "interrupted"
-            messages = partial_messages(messages, streamed)
-        # Resending everything: the same request with every stored turn in place of the history
-        # and of the summary that stands in for older turns.
-        replaced = sum(s.tokens for s in plan.sections if s.name in ("history", "summary")) \
-            if plan else 0
-        resend_tokens = context_tokens - replaced + round(
-            conversation.history_tokens * (plan.ratio if plan else 1.0))
-        if manifest is not None:  # count every model call, and keep what each one received
-            manifest.store_texts()
-            context_tokens = manifest.context_tokens
-            resend_tokens = manifest.resend_tokens(conversation.history_tokens)
-        finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens, ratio,
-                    manifest.data if manifest else None)
-        for hook in AFTER_TURN if plan is not None else ():
-            try:
-                hook(turn, plan)
-            except Exception:  # background work must never break a chat
-                log.exception("after-turn hook %s failed", hook.__name__)
+        if progress.get("claim", lambda: True)():  # False: stopped while waiting, saved for it
+            save_turn(turn, plan, manifest, messages if outcome else
+                      partial_messages(messages, streamed), outcome or "interrupted", trace,
+                      usage, context_tokens, ratio)
+
+
+def save_turn(turn, plan, manifest, messages, outcome, trace, usage, context_tokens, ratio):
+    """Store the finished turn with what every model call received, then the after-turn hooks."""
+    conversation = turn.conversation
+    # Resending everything: the same request with every stored turn in place of the history
+    # and of the summary that stands in for older turns.
+    replaced = sum(s.tokens for s in plan.sections if s.name in ("history", "summary")) \
+        if plan else 0
+    resend_tokens = context_tokens - replaced + round(
+        conversation.history_tokens * (plan.ratio if plan else 1.0))
+    if manifest is not None:  # count every model call, and keep what each one received
+        manifest.store_texts()
+        context_tokens = manifest.context_tokens
+        resend_tokens = manifest.resend_tokens(conversation.history_tokens)
+    finish_turn(turn, messages, outcome, trace, usage, context_tokens, resend_tokens, ratio,
+                manifest.data if manifest else None)
+    for hook in AFTER_TURN if plan is not None else ():
+        try:
+            hook(turn, plan)
+        except Exception:  # background work must never break a chat
+            log.exception("after-turn hook %s failed", hook.__name__)

@@ -14,7 +14,7 @@ from flask import current_app
 from sqlalchemy import or_, select, update
 
 from .. import locks
-from ..agent.loop import FALLBACK_INTERRUPTED
+from ..agent.loop import FALLBACK_INTERRUPTED, partial_messages
 from ..extensions import db
 from ..llm import provider_for
 from ..llm.messages import assistant_message
@@ -23,6 +23,8 @@ from ..storage import finish_turn
 from .turn_runs import RUNS_LOCK, TurnRun, is_busy, runs_of, start_run
 
 TAKEN_OVER = "taken over: the worker writing this reply stopped"
+STOPPED_WAITING = "stopped while waiting on the model or a tool"
+STUCK_AFTER = 1.0  # seconds a stopped run may take to notice before the heartbeat saves for it
 TAKE_OVER_BATCH = 20  # stale turns started per beat; the next beat takes the rest
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,7 @@ class Heartbeat:
                 runs = list(runs_of(self.app).values())
                 try:
                     look_for_stops(runs)
+                    save_stuck_stops(runs)
                     if time.monotonic() - last_beat >= config["NIMBUS_HEARTBEAT_SECONDS"]:
                         last_beat = time.monotonic()
                         beat(runs)
@@ -78,8 +81,25 @@ def look_for_stops(runs: list[TurnRun]) -> None:
     if waiting:
         for turn_id in db.session.scalars(select(StopRequest.turn_id)
                                           .where(StopRequest.turn_id.in_(waiting))).all():
-            waiting[turn_id].stopping.set()
+            waiting[turn_id].stop()
         db.session.commit()
+
+
+def save_stuck_stops(runs: list[TurnRun]) -> None:
+    """A run told to stop notices only at its next event; one waiting on a slow provider (no
+    first token yet) or tool is saved for it, as Stop would, and writes nothing when it wakes."""
+    now = time.monotonic()
+    for run in runs:
+        if run.stopping.is_set() and not run.saved.is_set() and now - run.stop_seen >= STUCK_AFTER \
+                and run.claim_save():
+            turn = db.session.get(Turn, run.turn_id)
+            if turn is not None and turn.outcome == "pending":
+                progress = run.progress
+                messages = partial_messages(progress["messages"], progress["streamed"]) \
+                    if "messages" in progress else turn.messages
+                close_turn(turn, messages, STOPPED_WAITING)
+            db.session.commit()
+            run.saved_for_stop()
 
 
 def beat(runs: list[TurnRun]) -> None:
@@ -120,11 +140,11 @@ def take_over_stale(app) -> None:
         start_run(app, turn_id, conversation_id, provider_for(app), lease)
 
 
-def close_turn(turn: Turn, messages: list[dict]) -> None:
+def close_turn(turn: Turn, messages: list[dict], why: str = TAKEN_OVER) -> None:
     """Close a pending turn nobody writes any more as interrupted, keeping what it had."""
     if len(messages) == 1:
         messages = messages + [assistant_message(FALLBACK_INTERRUPTED)]
-    trace = list(turn.trace or []) + [{"kind": "error", "step": 0, "line": TAKEN_OVER}]
+    trace = list(turn.trace or []) + [{"kind": "error", "step": 0, "line": why}]
     finish_turn(turn, messages, "interrupted", trace, {}, turn.context_tokens, turn.resend_tokens)
 
 

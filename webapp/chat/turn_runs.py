@@ -37,10 +37,36 @@ class TurnRun:
         self.finished = False
         self.changed = threading.Condition()
         self.stopping = threading.Event()
+        self.stop_seen = 0.0  # when this worker learnt of the Stop (monotonic)
+        self.saved = threading.Event()  # the turn is saved: by the run, or for it on a Stop
+        self._claim_lock, self._claimed = threading.Lock(), False
         self.lease = lease  # taken already by a worker taking the turn over
-        self.progress: dict = {}  # the loop's live messages and words, for the heartbeat
+        self.progress: dict = {"claim": self.claim_save}  # the loop's live messages and words
         self.checkpointed = (1, 0)
         self.thread = threading.Thread(target=self.work, name=f"turn-{turn_id}", daemon=True)
+
+    def stop(self) -> None:
+        """Ask the run to end early; it notices at its next event (the heartbeat saves the turn
+        for it if that event is slow to come)."""
+        if not self.stopping.is_set():
+            self.stop_seen = time.monotonic()
+            self.stopping.set()
+
+    def claim_save(self) -> bool:
+        """True once: whoever claims first (the run, or the heartbeat on a Stop) saves the turn."""
+        with self._claim_lock:
+            claimed, self._claimed = self._claimed, True
+        return not claimed
+
+    def saved_for_stop(self) -> None:
+        """The heartbeat saved the stopped turn: the run's watchers end now, its lease goes."""
+        lease, self.lease = self.lease, None
+        if lease is not None:
+            locks.release(lease)
+        self.saved.set()
+        with self.changed:
+            self.finished = True
+            self.changed.notify_all()
 
     def follow(self, heartbeat: float = 15.0) -> Iterator[AgentEvent | None]:
         """Every event so far, then each new one; None after `heartbeat` seconds of silence."""
@@ -70,6 +96,7 @@ class TurnRun:
             except Exception:
                 log.exception("the reply to turn %s failed", self.turn_id)
             finally:
+                self.saved.set()
                 with self.changed:
                     self.finished = True
                     self.changed.notify_all()
@@ -101,7 +128,7 @@ class TurnRun:
             close_turn(turn, turn.messages)
             return
         if db.session.get(StopRequest, self.turn_id) is not None:
-            self.stopping.set()
+            self.stop()
         events = run_turn(turn, self.provider, progress=self.progress)
         try:
             for event in events:
@@ -191,7 +218,7 @@ def request_stop(turn: Turn) -> None:
             db.session.rollback()
     run = runs_of(current_app).get(turn.id)
     if run is not None:
-        run.stopping.set()
+        run.stop()
 
 
 def wait_until_saved(turn_id: int, timeout: float) -> Turn:
@@ -199,7 +226,7 @@ def wait_until_saved(turn_id: int, timeout: float) -> Turn:
     deadline = time.monotonic() + timeout
     run = runs_of(current_app).get(turn_id)
     if run is not None:
-        run.thread.join(timeout)
+        run.saved.wait(timeout)
     while True:
         db.session.rollback()  # end the snapshot: the run saved the turn through another session
         turn = db.session.get(Turn, turn_id)
