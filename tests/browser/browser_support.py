@@ -113,3 +113,10 @@ def launch_chromium(playwright, **kwargs):
     }
     options.update(kwargs)
     return playwright.chromium.launch(**options)
+
+
+def open_viewer(page) -> None:
+    """Follow the chat's Viewer link and wait for the page's load event: htmx binds its inputs
+    on DOMContentLoaded, and a value typed before that asks for no preview."""
+    page.get_by_role("link", name="Viewer").click()
+    page.wait_for_load_state("load")

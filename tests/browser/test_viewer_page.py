@@ -4,6 +4,8 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.browser.browser_support import open_viewer
+
 from webapp.extensions import db
 from webapp.models import Conversation
 
@@ -40,7 +42,7 @@ def turn(page, number):
 
 def test_refund_turns_side_by_side_and_a_lower_budget_drops_turn_one(page, live_app, artifacts):
     chat(page, live_app, REFUND_QUESTIONS)
-    page.get_by_role("link", name="Viewer").click()
+    open_viewer(page)
     expect(page).to_have_url(re.compile(r"/c/[0-9a-f]{32}/viewer$"))
     conversation_id = page.url.split("/")[-2]
 
@@ -94,7 +96,7 @@ def test_a_stranger_gets_404_on_the_viewer(page, new_page, live_app):
 def test_memories_show_their_scope_source_and_why(page, live_app, artifacts):
     chat(page, live_app, ["Remember that I prefer email over phone."])
     chat(page, live_app, ["How do I prefer to be contacted?"])
-    page.get_by_role("link", name="Viewer").click()
+    open_viewer(page)
     memory = page.locator("#section-memory")
     expect(memory).to_contain_text("Long-term memory")
     expect(memory.locator(".memory-text").first).to_contain_text("email")
@@ -106,12 +108,12 @@ def test_memories_show_their_scope_source_and_why(page, live_app, artifacts):
 def test_a_smaller_budget_applied_folds_old_turns_into_the_summary(page, live_app, artifacts):
     chat(page, live_app, ["My name is Dara and I live in Lisbon."])
     chat_url = page.url
-    page.get_by_role("link", name="Viewer").click()
+    open_viewer(page)
     page.get_by_label("History budget (tokens)").fill(str(SUMMARY_BUDGET))
     page.get_by_role("button", name="Apply to this conversation").click()
     expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
     chat(page, live_app, LONG_QUESTIONS, url=chat_url, first_seq=1)
-    page.get_by_role("link", name="Viewer").click()
+    open_viewer(page)
     expect(page.locator(".section h3")).to_have_text(
         ["System prompt", "Long-term memory", "Rolling summary", "Conversation history"])
     for number in range(1, 6):

@@ -5,6 +5,8 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.browser.browser_support import open_viewer
+
 from tests.browser.test_viewer_page import chat, turn
 from tests.viewer_support import LONG_QUESTIONS, REFUND_QUESTIONS, SUMMARY_BUDGET
 
@@ -28,7 +30,7 @@ def expect_controls(page, strategy, recent):
 
 def test_back_and_forward_keep_the_controls_and_the_preview_in_step(page, live_app):
     chat(page, live_app, REFUND_QUESTIONS)
-    page.get_by_role("link", name="Viewer").click()
+    open_viewer(page)
     preview(page, "window", 5)
     preview(page, "budget", 4)
     page.go_back()
@@ -42,12 +44,12 @@ def test_back_and_forward_keep_the_controls_and_the_preview_in_step(page, live_a
 def test_strip_as_sent_and_comparison(page, live_app, artifacts):
     chat(page, live_app, ["My name is Dara and I live in Lisbon."])
     chat_url = page.url
-    page.get_by_role("link", name="Viewer").click()
+    open_viewer(page)
     page.get_by_label("History budget (tokens)").fill(str(SUMMARY_BUDGET))
     page.get_by_role("button", name="Apply to this conversation").click()
     expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
     chat(page, live_app, LONG_QUESTIONS, url=chat_url, first_seq=1)
-    page.get_by_role("link", name="Viewer").click()
+    open_viewer(page)
 
     strip = page.locator(".strip")
     expect(strip).to_contain_text("the summary covers turns 1–")
@@ -80,7 +82,7 @@ def test_strip_as_sent_and_comparison(page, live_app, artifacts):
 def test_on_a_phone_columns_stack_and_the_chart_fits(new_page, live_app, artifacts):
     page = new_page(width=390, height=844)
     chat(page, live_app, REFUND_QUESTIONS)
-    page.get_by_role("link", name="Viewer").click()
+    open_viewer(page)
     wide = page.evaluate("""[...document.querySelectorAll('.viewer *')]
         .filter(e => e.getBoundingClientRect().right > 391 && !e.closest('details:not([open])'))
         .map(e => e.tagName + '.' + e.className)""")

@@ -20,7 +20,8 @@ from ..llm import provider_for
 from ..llm.messages import assistant_message
 from ..models import StopRequest, Turn, utcnow
 from ..storage import finish_turn
-from .turn_runs import RUNS_LOCK, TurnRun, is_busy, runs_of, start_run
+from .admission import RUNS_LOCK, is_busy, runs_of
+from .turn_runs import TurnRun, start_run
 
 TAKEN_OVER = "taken over: the worker writing this reply stopped"
 STOPPED_WAITING = "stopped while waiting on the model or a tool"

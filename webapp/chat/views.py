@@ -5,7 +5,7 @@ from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
 
 from .. import policy, storage
-from . import turn_runs
+from . import admission, turn_runs
 from ..extensions import htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
@@ -76,10 +76,10 @@ def start_conversation():
     question = read_question()
     if not question:
         return "", 204
-    if turn_runs.is_busy(current_app):
+    if admission.is_busy(current_app):
         return busy()
     turn = storage.start_conversation(g.user, question, short_title(question))
-    turn_runs.admit(current_app, turn.id)
+    admission.admit(current_app, turn.id)
     conversation = turn.conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
@@ -93,12 +93,12 @@ def send_message(conversation_id):
     question = read_question()
     if not question:
         return "", 204
-    if turn_runs.is_busy(current_app):
+    if admission.is_busy(current_app):
         return busy()
     turn = store_question(conversation, question)
     if turn is None:
         return refuse_while_pending(conversation)
-    turn_runs.admit(current_app, turn.id)
+    admission.admit(current_app, turn.id)
     last_seen = seq_arg("last_seen", low=-1, strict=False)
     if last_seen is not None and last_seen < turn.seq - 1:  # this tab missed turns: show them all
         return htmx_response("", redirect=url_for(".show_conversation", conversation_id=conversation.id))
