@@ -201,3 +201,35 @@ def test_stop_before_the_first_token_saves_at_once_and_the_late_reply_writes_not
     db.session.refresh(first)
     assert first.outcome == "interrupted" and validate_turn(first.messages)
     assert db.session.scalar(select(func.count()).select_from(Ticket)) == 0  # never opened
+
+
+def test_stop_during_a_slow_tool_waits_for_its_result_and_keeps_it(any_app, monkeypatch):
+    from webapp.agent import loop
+    entered, gate, real_tool = threading.Event(), threading.Event(), loop.run_tool
+
+    def slow_tool(name, context, arguments):
+        entered.set()
+        assert gate.wait(20), "the test never opened the gate"
+        return real_tool(name, context, arguments)
+
+    monkeypatch.setattr(loop, "run_tool", slow_tool)
+    use_provider(any_app, PacedModel(WORDS, tool={"name": "create_support_ticket",
+                                                  "arguments": {"category": "other",
+                                                                "summary": "late"}}))
+    guest = browser(any_app)
+    conversation_id, _ = start(guest, "Open a ticket, please.")
+    stream = guest.get(f"/c/{conversation_id}/turns/0/stream", buffered=False)
+    next(iter(stream.response))
+    assert entered.wait(10)  # the tool is running
+    turn_id = db.session.scalar(select(Turn.id).filter_by(conversation_id=conversation_id))
+    db.session.commit()
+    with db.engine.begin() as other_worker:
+        other_worker.execute(insert(StopRequest).values(turn_id=turn_id, created_at=utcnow()))
+    time.sleep(2 * FAST_LEASES["NIMBUS_STOP_POLL_SECONDS"] + 1.5)  # past the heartbeat's grace
+    assert stored(turn_id).outcome == "pending"  # not saved over the running tool
+    gate.set()
+    b"".join(stream.response)
+    turn = stored(turn_id)
+    assert turn.outcome == "interrupted" and validate_turn(turn.messages)
+    assert [m["role"] for m in turn.messages][:3] == ["user", "assistant", "tool"]
+    assert db.session.scalar(select(func.count()).select_from(Ticket)) == 1  # and it says so

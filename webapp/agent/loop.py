@@ -155,7 +155,11 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 if calls_seen[key] > config["NIMBUS_MAX_REPEAT_CALLS"]:
                     result = {"error": REPEATED_CALL}
                 else:
-                    result = run_tool(call.name, context, call.arguments)
+                    progress["in_tool"] = True  # a Stop now waits for the tool's result
+                    try:
+                        result = run_tool(call.name, context, call.arguments)
+                    finally:
+                        progress["in_tool"] = False
                 tool_ms = round((time.monotonic() - tool_started) * 1000)
                 messages.append(tool_message(call.id, call.name, result))
                 # The result is stored in the same commit as what the tool wrote, so a run taken

@@ -24,7 +24,7 @@ from .admission import RUNS_LOCK, is_busy, runs_of
 from .turn_runs import TurnRun, start_run
 
 TAKEN_OVER = "taken over: the worker writing this reply stopped"
-STOPPED_WAITING = "stopped while waiting on the model or a tool"
+STOPPED_WAITING = "stopped while waiting on the model"
 STUCK_AFTER = 1.0  # seconds a stopped run may take to notice before the heartbeat saves for it
 TAKE_OVER_BATCH = 20  # stale turns started per beat; the next beat takes the rest
 log = logging.getLogger(__name__)
@@ -88,11 +88,12 @@ def look_for_stops(runs: list[TurnRun]) -> None:
 
 def save_stuck_stops(runs: list[TurnRun]) -> None:
     """A run told to stop notices only at its next event; one waiting on a slow provider (no
-    first token yet) or tool is saved for it, as Stop would, and writes nothing when it wakes."""
+    first token yet) is saved for it, as Stop would, and writes nothing when it wakes. One
+    running a tool is left to finish it: the tool's effect and its result are stored together."""
     now = time.monotonic()
     for run in runs:
         if run.stopping.is_set() and not run.saved.is_set() and now - run.stop_seen >= STUCK_AFTER \
-                and run.claim_save():
+                and not run.progress.get("in_tool") and run.claim_save():
             turn = db.session.get(Turn, run.turn_id)
             if turn is not None and turn.outcome == "pending":
                 progress = run.progress
