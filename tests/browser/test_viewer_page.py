@@ -105,7 +105,9 @@ def test_memories_show_their_scope_source_and_why(page, live_app, artifacts):
     memory.screenshot(path=os.path.join(artifacts, "viewer-memory.png"))
 
 
-def test_a_smaller_budget_applied_folds_old_turns_into_the_summary(page, live_app, artifacts):
+def summarized_conversation(page, live_app) -> None:
+    """A fact, a smaller budget applied in the viewer, then enough questions to fold it into the
+    summary; ends on the viewer."""
     chat(page, live_app, ["My name is Dara and I live in Lisbon."])
     chat_url = page.url
     open_viewer(page)
@@ -114,6 +116,10 @@ def test_a_smaller_budget_applied_folds_old_turns_into_the_summary(page, live_ap
     expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
     chat(page, live_app, LONG_QUESTIONS, url=chat_url, first_seq=1)
     open_viewer(page)
+
+
+def test_a_smaller_budget_applied_folds_old_turns_into_the_summary(page, live_app, artifacts):
+    summarized_conversation(page, live_app)
     expect(page.locator(".section h3")).to_have_text(
         ["System prompt", "Long-term memory", "Rolling summary", "Conversation history"])
     for number in range(1, 6):

@@ -7,8 +7,8 @@ from playwright.sync_api import expect
 
 from tests.browser.browser_support import open_viewer
 
-from tests.browser.test_viewer_page import chat, turn
-from tests.viewer_support import LONG_QUESTIONS, REFUND_QUESTIONS, SUMMARY_BUDGET
+from tests.browser.test_viewer_page import chat, summarized_conversation, turn
+from tests.viewer_support import REFUND_QUESTIONS
 
 
 def preview(page, strategy, recent):
@@ -42,14 +42,7 @@ def test_back_and_forward_keep_the_controls_and_the_preview_in_step(page, live_a
 
 
 def test_strip_as_sent_and_comparison(page, live_app, artifacts):
-    chat(page, live_app, ["My name is Dara and I live in Lisbon."])
-    chat_url = page.url
-    open_viewer(page)
-    page.get_by_label("History budget (tokens)").fill(str(SUMMARY_BUDGET))
-    page.get_by_role("button", name="Apply to this conversation").click()
-    expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
-    chat(page, live_app, LONG_QUESTIONS, url=chat_url, first_seq=1)
-    open_viewer(page)
+    summarized_conversation(page, live_app)
 
     strip = page.locator(".strip")
     expect(strip).to_contain_text("the summary covers turns 1–")

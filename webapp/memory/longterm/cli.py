@@ -13,7 +13,7 @@ from ...extensions import db
 from ...models import Turn
 from .distiller import distil_conversation
 from .embeddings import get_embedder
-from .history import search_turns, store_turn_vectors
+from .history import EMBED_BATCH, embed_turns_in_batches, search_turns
 from .jobs import sweep
 from .models import Memory, TurnVector
 from .recall import search as search_memories
@@ -21,7 +21,6 @@ from .scopes import SCOPE_WORDS, InvalidScope, SessionScope, describe
 from .sharing import describe_choice, set_memory_sharing
 from .store import InvalidMemory, delete_memory, newest, remember, set_vectors, visible
 
-EMBED_BATCH = 256
 memories = AppGroup("memories", help="List, add, delete and search long-term memories.")
 
 
@@ -135,11 +134,9 @@ def embed_missing(batch):
             memories_done += set_vectors(rows, config)
             db.session.commit()
             bar.update(len(rows))
-        for start in range(0, len(turn_ids), batch):
-            rows = db.session.scalars(select(Turn).where(
-                Turn.id.in_(turn_ids[start:start + batch]))).all()
-            turns_done += store_turn_vectors(rows, config)
-            bar.update(len(rows))
+        for read, embedded in embed_turns_in_batches(turn_ids, config, batch):
+            turns_done += embedded
+            bar.update(read)
     click.echo(f"Embedded {memories_done} memory(ies) and {turns_done} turn(s) with {embedder.name}.")
 
 

@@ -2,8 +2,9 @@
 
 Searching "what did I cook on March 14" should find what was said that day although the words
 never mention it: the day, in the reader's time zone, becomes a time range on each row's
-created_at (stored as UTC), and the date's words leave the keyword query. A day or month without a year means its latest occurrence
-up to `today` (this year's, or last year's if it has not come yet).
+created_at (stored as UTC), and the date's words leave the keyword query. A day or month without
+a year means its latest occurrence up to `today` (this year's, or last year's if it has not come
+yet).
 """
 import re
 from datetime import datetime, timedelta

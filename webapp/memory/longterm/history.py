@@ -9,6 +9,7 @@ from .models import TurnVector
 from .recall import rank_hybrid
 
 ANSWER_CHARS = 300
+EMBED_BATCH = 256  # turns per model batch and commit when many are embedded
 
 
 def turn_text(turn: Turn) -> str:
@@ -33,6 +34,15 @@ def store_turn_vectors(turns: list[Turn], config) -> int:
         db.session.add(row)
     db.session.commit()
     return len(vectors)
+
+
+def embed_turns_in_batches(turn_ids: list[int], config, batch: int = EMBED_BATCH):
+    """Embed these turns `batch` at a time, one commit each: (turns read, turns embedded) per
+    batch, so a caller can show progress (`memories embed`) or just add them up (an import)."""
+    for start in range(0, len(turn_ids), batch):
+        chunk = turn_ids[start:start + batch]
+        rows = db.session.scalars(select(Turn).where(Turn.id.in_(chunk))).all()
+        yield len(rows), store_turn_vectors(rows, config)
 
 
 def turn_vectors(ids: list[int]):

@@ -15,11 +15,10 @@ from ...jobs import app_context, enqueue, huey, job
 from ...models import Conversation, Turn, utcnow
 from ..context import COMPACTED, FULL
 from .distiller import distil_conversation
-from .history import store_turn_vector, store_turn_vectors
+from .history import embed_turns_in_batches, store_turn_vector
 from .models import DistillCheckpoint
 
 log = logging.getLogger(__name__)
-EMBED_BATCH = 256  # turns per model batch and commit when a whole conversation is embedded
 SWEEP_BATCH = 200  # conversations per sweep; the next sweep takes the rest
 
 
@@ -39,14 +38,12 @@ def embed_turn_job(turn_id: int) -> None:
 
 @job()
 def embed_conversation_job(conversation_id: str) -> int:
-    """Vectors for a whole conversation's turns (after an import), EMBED_BATCH turns per model
-    batch and commit; how many it embedded."""
-    done = 0
-    turns = db.session.scalars(select(Turn).where(Turn.conversation_id == conversation_id,
-                                                  Turn.outcome != "pending")
-                               .order_by(Turn.seq)).all()
-    for start in range(0, len(turns), EMBED_BATCH):
-        done += store_turn_vectors(turns[start:start + EMBED_BATCH], current_app.config)
+    """Vectors for a whole conversation's turns (after an import), in batches; how many it
+    embedded."""
+    ids = db.session.scalars(select(Turn.id).where(Turn.conversation_id == conversation_id,
+                                                   Turn.outcome != "pending")
+                             .order_by(Turn.seq)).all()
+    done = sum(embedded for _, embedded in embed_turns_in_batches(ids, current_app.config))
     log.info("embedded %d turn(s) of %s", done, conversation_id)
     return done
 

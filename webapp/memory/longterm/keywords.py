@@ -8,8 +8,8 @@ from typing import Callable
 from sqlalchemy import and_, column, func, literal_column, or_, select, table, text
 
 from ...extensions import db
-from ...models import Conversation, Turn, utcnow
 from ...local_time import reader_zone, stored, wall_clock_now
+from ...models import Conversation, Turn
 from .dates import find_dates
 from .keyword_index import create_keyword_indexes, drop_keyword_indexes  # noqa: F401 (migrations)
 from .models import Memory
