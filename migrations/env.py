@@ -1,4 +1,5 @@
 import logging
+import re
 from logging.config import fileConfig
 
 from flask import current_app
@@ -98,14 +99,67 @@ def run_migrations_online():
     connectable = get_engine()
 
     with connectable.connect() as connection:
-        context.configure(
-            connection=connection,
-            target_metadata=get_metadata(),
-            **conf_args
-        )
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # A batch migration rebuilds a table on SQLite (copy, DROP, rename). With the app's
+            # foreign_keys=ON that DROP cascades into every row that refers to it, so the rebuild
+            # runs with them off (Alembic's batch recipe; the pragma is a no-op inside a
+            # transaction, hence before it), and is checked afterwards.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            triggers = sqlite_triggers(connection)
+            connection.commit()  # Alembic then commits each migration itself
+        try:
+            context.configure(
+                connection=connection,
+                target_metadata=get_metadata(),
+                **conf_args
+            )
 
-        with context.begin_transaction():
-            context.run_migrations()
+            with context.begin_transaction():
+                context.run_migrations()
+            if sqlite:
+                restore_triggers(connection, triggers)
+                check_sqlite(connection)
+                connection.commit()
+        finally:
+            if sqlite:  # the connection goes back to the pool: the app needs its cascades
+                connection.rollback()
+                connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                connection.commit()
+
+
+def sqlite_triggers(connection):
+    return dict(connection.exec_driver_sql(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").all())
+
+
+def restore_triggers(connection, before):
+    """A rebuilt table loses its triggers (the full-text indexes' sync triggers among them):
+    create again each one that vanished while its table still exists. A migration that means
+    to drop a trigger drops its table or replaces it under the same name."""
+    after = sqlite_triggers(connection)
+    tables = {name for (name,) in connection.exec_driver_sql(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    for name, sql in before.items():
+        table = re.search(r"\bON\s+[\"`\[]?(\w+)", sql, re.I)
+        if name not in after and table and table.group(1) in tables:
+            logger.info("re-creating trigger %s, lost in a table rebuild", name)
+            connection.exec_driver_sql(sql)
+
+
+class BrokenUpgrade(RuntimeError):
+    """The migrations left rows that refer to nothing, or a damaged file."""
+
+
+def check_sqlite(connection):
+    """Refuse to finish an upgrade that broke a reference or the file itself."""
+    dangling = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+    if dangling:
+        raise BrokenUpgrade(f"the upgrade left {len(dangling)} row(s) referring to missing rows, "
+                            f"first: {tuple(dangling[0])}; restore the backup init-db made")
+    problems = [row[0] for row in connection.exec_driver_sql("PRAGMA integrity_check").all()]
+    if problems != ["ok"]:
+        raise BrokenUpgrade(f"the database file is damaged after the upgrade: {problems[:3]}")
 
 
 if context.is_offline_mode():

@@ -11,7 +11,7 @@ from ...extensions import db
 from ...local_time import reader_zone, stored, wall_clock_now
 from ...models import Conversation, Turn
 from .dates import find_dates
-from .keyword_index import create_keyword_indexes, drop_keyword_indexes  # noqa: F401 (migrations)
+from . import keyword_index  # noqa: F401 (its listeners create the indexes with the tables)
 from .models import Memory
 from .ranking import Candidate, ScopeStatistics, bm25_scores
 
