@@ -21,6 +21,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     else:
         app.config.update(test_config)
     app.config["SQLALCHEMY_DATABASE_URI"] = settings.database_uri(app)
+    app.config["SECRET_KEY"] = settings.secret_key(app)
 
     from .database import init_app as init_database
     init_database(app)

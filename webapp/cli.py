@@ -1,5 +1,6 @@
 """The `flask --app webapp …` commands: set up, chat, inspect, export and import, purge."""
 import json
+import os
 import re
 
 import click
@@ -67,11 +68,22 @@ def init_db(demo):
     """Create the database tables (safe to run again); --demo adds the demo shop."""
     from .accounts import seed_demo
     from .database import UnmigratedDatabase, create_schema
+    from .database import backup_before_upgrade, head_revision
+    backup = backup_before_upgrade(current_app.config["NIMBUS_BACKUP_FOLDER"]
+                                   or os.path.join(current_app.instance_path, "backups"))
+    if backup:  # said before upgrading: should the upgrade fail, the copy is where to go back to
+        click.echo(f"Copied the database, as it is before the upgrade, to {backup}")
     try:
         create_schema()
     except UnmigratedDatabase as error:
         raise click.ClickException(str(error)) from None
+    if backup:
+        click.echo(f"Upgraded it to revision {head_revision()}.")
     click.echo(f"Database ready: {db.engine.url.render_as_string(hide_password=True)}")
+    if "secret_key_file" in current_app.extensions:
+        path, created = current_app.extensions["secret_key_file"]
+        click.echo(f"{'Wrote a new random' if created else 'Using the'} SECRET_KEY in {path} "
+                   "(set SECRET_KEY to use your own; changing it signs everyone out).")
     if demo:
         tenant = seed_demo(current_app.config["NIMBUS_DEMO_TENANT"])
         click.echo(f"Demo shop '{tenant.name}' ready; demo customer "

@@ -1,9 +1,12 @@
 """Configuration: defaults here, then instance/config.py, then the environment (and .env)."""
 import os
+import secrets
 
 # Every key the app reads, with its default. Environment variables of the same name override.
 DEFAULTS = {
-    "SECRET_KEY": "dev-only-change-me",
+    "SECRET_KEY": None,  # None: a random key kept in instance/secret_key (README "Production checklist")
+    "NIMBUS_SECRET_KEY_FILE": None,  # where that key is kept; None: instance/secret_key
+    "NIMBUS_BACKUP_FOLDER": None,  # init-db copies a SQLite file here before upgrading it; None: instance/backups
     "DATABASE_URL": None,  # None: SQLite file in the instance folder
     "OPENAI_API_KEY": None,
     "OPENAI_BASE_URL": None,
@@ -132,3 +135,58 @@ def database_uri(app):
             url = "postgresql+psycopg://" + url[len("postgresql://"):]
         return url
     return "sqlite:///" + os.path.join(app.instance_path, "nimbus.db")
+
+
+DEV_SECRET_KEY = "dev-only-change-me"  # debug and tests only: anyone can sign cookies with it
+
+
+class InsecureSecretKey(RuntimeError):
+    """SECRET_KEY is the published development value outside debug and tests."""
+
+
+def secret_key(app) -> str:
+    """The configured SECRET_KEY; else the one kept in the instance folder, made at the first
+    start (init-db) so that the web workers and the job worker all sign with the same key."""
+    configured = app.config.get("SECRET_KEY")
+    relaxed = app.debug or app.testing
+    if configured == DEV_SECRET_KEY and not relaxed:
+        raise InsecureSecretKey(
+            f"SECRET_KEY is the development value {DEV_SECRET_KEY!r}, with which anyone can sign "
+            "a session cookie. Remove it (init-db then keeps a random key in instance/secret_key) "
+            "or set a random one: python -c 'import secrets; print(secrets.token_hex(32))'")
+    if configured:
+        return configured
+    path = secret_key_path(app)
+    if not os.path.exists(path) and relaxed:
+        return DEV_SECRET_KEY
+    key, created = read_or_create_key(path)
+    app.extensions["secret_key_file"] = (path, created)  # init-db says where it is
+    return key
+
+
+def secret_key_path(app) -> str:
+    return app.config.get("NIMBUS_SECRET_KEY_FILE") or os.path.join(app.instance_path, "secret_key")
+
+
+def read_or_create_key(path: str) -> tuple[str, bool]:
+    """Read the key file, or write a new random key there (0600): written aside and linked into
+    place, so processes starting together all end up with the one that won."""
+    created = False
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        draft = f"{path}.{os.getpid()}.{secrets.token_hex(4)}"
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(draft, path)
+            created = True
+        except FileExistsError:
+            pass  # another process won: use its key
+        finally:
+            os.remove(draft)
+    with open(path) as handle:
+        key = handle.read().strip()
+    if not key:
+        raise InsecureSecretKey(f"{path} is empty: delete it and run init-db to write a new key")
+    return key, created

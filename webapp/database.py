@@ -2,11 +2,14 @@
 and Alembic migrations (Flask-Migrate) that `init-db` applies.
 """
 import os
+import sqlite3
+from datetime import datetime, timezone
 
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from flask import Flask
 from flask_migrate import Migrate, upgrade
-from sqlalchemy import event, inspect
+from sqlalchemy import event, inspect, literal, select, table
 from sqlalchemy.engine import Engine
 
 from .extensions import db
@@ -59,11 +62,56 @@ class UnmigratedDatabase(RuntimeError):
 def create_schema() -> None:
     """Bring the database to the newest schema through the migrations (safe to run again)."""
     tables = set(inspect(db.engine).get_table_names()) - {"alembic_version"}
-    with db.engine.connect() as connection:
-        revision = MigrationContext.configure(connection).get_current_revision()
+    revision = current_revision()
     if tables and revision is None:
         raise UnmigratedDatabase(
             f"{db.engine.url.render_as_string(hide_password=True)} has tables but no migration "
             "history (it was made before migrations existed). Delete it and run init-db again, "
             "or, if its schema is current, mark it with `flask --app webapp db stamp head`.")
     upgrade(directory=MIGRATIONS)
+
+
+def current_revision() -> str | None:
+    with db.engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def backup_before_upgrade(folder: str) -> str | None:
+    """Copy a SQLite file that holds rows into `folder` when the migrations have something to
+    do; return the copy's path (None: nothing to upgrade, nothing stored, or not SQLite)."""
+    revision = current_revision()
+    if revision in (None, head_revision()):
+        return None
+    if not holds_rows(set(inspect(db.engine).get_table_names()) - {"alembic_version"}):
+        return None
+    return backup_sqlite(folder, revision)
+
+
+def head_revision() -> str:
+    return ScriptDirectory(MIGRATIONS).get_current_head()
+
+
+def holds_rows(tables) -> bool:
+    with db.engine.connect() as connection:
+        return any(connection.execute(select(literal(1)).select_from(table(name)).limit(1)).first()
+                   for name in sorted(tables))
+
+
+def backup_sqlite(folder: str, revision: str) -> str | None:
+    """Copy the SQLite file aside with SQLite's backup API (consistent even mid-WAL, with other
+    processes writing); other databases are the operator's to back up (README "Upgrading")."""
+    url = db.engine.url
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(url.database))[0]
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = os.path.join(folder, f"{stem}-{revision}-{stamp}.db")
+    source, target = sqlite3.connect(url.database), sqlite3.connect(path)
+    try:
+        with target:
+            source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    return path

@@ -39,7 +39,8 @@ def load_account(user_id: str):
     if not number.isdigit() or len(number) > 18:
         return None
     user = db.session.get(User, int(number))
-    if user is None or not secrets.compare_digest(user.session_token or "", token):
+    # An empty token never matches: accounts upgraded from before issue11 once all had "".
+    if user is None or not token or not secrets.compare_digest(user.session_token or "", token):
         return None
     return user
 

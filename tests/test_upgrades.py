@@ -1,0 +1,153 @@
+"""Upgrading keeps every row: a database built at each past revision, filled with the rows of
+that revision (tests/upgrade_support.py), upgraded to the newest on SQLite and PostgreSQL, keeps
+each table's rows and content, and the app serves them: customers sign in and read their
+conversations, share links open. A new migration joins by being written."""
+import ast
+import glob
+import os
+import re
+import sqlite3
+
+import pytest
+from flask_migrate import upgrade
+
+from webapp import create_app
+from webapp.database import MIGRATIONS, create_schema, head_revision
+from webapp.extensions import db
+from webapp.models import ShareLink, User
+from webapp.staff.shares import share_url
+
+from .accounts_support import fresh_request_globals, sign_in
+from .postgres_support import new_database
+from .upgrade_support import (GUEST_ROW, PASSWORD, build_at, comparable, fill, past_revisions,
+                              read_back, table_names)
+
+REWRITTEN = {("users", "session_token")}  # given a fresh random value by 0007_fresh_session_tokens
+
+
+def upgrade_app(url, **config):
+    return create_app({"TESTING": True, "SECRET_KEY": "upgrade", "DATABASE_URL": url,
+                       "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0, "NIMBUS_MEMORY_SEARCH": False,
+                       "NIMBUS_RATE_LIMIT_ENABLED": False, **config})
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def database_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'old.db'}"
+        return
+    url, drop = new_database("nimbus_upgrade")
+    yield url.replace("postgresql://", "postgresql+psycopg://", 1)
+    drop()
+
+
+def assert_every_row_kept(stored, found):
+    for name, rows in stored.items():
+        assert len(found[name]) == len(rows), f"{name}: {len(rows)} rows before, {len(found[name])} after"
+        before = [{k: v for k, v in r.items() if (name, k) not in REWRITTEN} for r in rows]
+        after = [{k: v for k, v in r.items() if (name, k) not in REWRITTEN} for r in found[name]]
+        assert comparable(after) == comparable(before), f"{name}: content changed"
+
+
+def assert_served(app, stored, had_passwords):
+    """Each customer, signed in, reads their conversations; each share link opens."""
+    conversations = stored["conversations"]
+    users = {u["id"]: u for u in db.session.execute(db.text("SELECT * FROM users")).mappings()}
+    for conversation in conversations:
+        owner = users[conversation["user_id"]]
+        client = app.test_client()
+        fresh_request_globals()
+        if had_passwords and stored["users"][GUEST_ROW]["id"] != owner["id"]:
+            assert sign_in(client, owner["email"], PASSWORD).status_code == 303
+        else:  # made before passwords existed: their browser's session, after the upgrade
+            with client.session_transaction() as session:
+                session["_user_id"] = f"{owner['id']}:{owner['session_token']}"
+        page = client.get(f"/c/{conversation['id']}")
+        assert page.status_code == 200, page.status_code
+        for turn in stored["turns"]:
+            if turn["conversation_id"] == conversation["id"]:
+                assert turn["answer"] in page.text and turn["question"].split(" (")[0] in page.text
+        fresh_request_globals()
+    for link in db.session.scalars(db.select(ShareLink)):
+        with app.test_request_context():
+            url = share_url(link)
+        fresh_request_globals()
+        page = app.test_client().get(url)
+        assert page.status_code == 200 and "shipped on March" in page.text
+
+
+@pytest.mark.parametrize("revision", past_revisions())
+def test_upgrading_from_every_revision_keeps_every_row_and_serves_it(database_url, revision):
+    app = upgrade_app(database_url)
+    with app.app_context():
+        build_at(revision)
+        stored = fill()
+        before = table_names()
+        had_passwords = "password_hash" in stored["users"][0]
+        create_schema()
+        assert before <= table_names()
+        assert_every_row_kept(stored, read_back(stored))
+        tokens = [u.session_token for u in db.session.scalars(db.select(User))]
+        assert len(set(tokens)) == len(tokens) and all(re.fullmatch("[0-9a-f]{32}", t) for t in tokens)
+        assert_served(app, stored, had_passwords)
+        if db.engine.dialect.name == "sqlite":
+            triggers = {name for (name,) in db.session.execute(db.text(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger'"))}
+            assert {f"{t}_fts_{op}" for t in ("turns", "memories")
+                    for op in ("insert", "delete", "update")} <= triggers
+            found = db.session.execute(db.text(
+                "SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'parcel3'")).scalar()
+            assert found == 1  # the old turn is still found by keyword
+        db.session.remove()
+        db.engine.dispose()
+
+
+def test_init_db_copies_a_database_with_rows_aside_before_upgrading(tmp_path):
+    path = tmp_path / "nimbus.db"
+    app = upgrade_app(f"sqlite:///{path}", NIMBUS_BACKUP_FOLDER=str(tmp_path / "backups"))
+    with app.app_context():
+        build_at("issue13")
+        stored = fill()  # in the WAL, not yet checkpointed into the file: the copy must see it
+        result = app.test_cli_runner().invoke(args=["init-db"])
+        assert result.exit_code == 0, result.output
+        copies = glob.glob(str(tmp_path / "backups" / "nimbus-issue13-*.db"))
+        assert len(copies) == 1 and copies[0] in result.output
+        assert f"revision {head_revision()}" in result.output
+        copy = sqlite3.connect(copies[0])
+        assert copy.execute("SELECT version_num FROM alembic_version").fetchone() == ("issue13",)
+        assert copy.execute("SELECT count(*) FROM turns").fetchone()[0] == len(stored["turns"])
+        assert copy.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        copy.close()
+        again = app.test_cli_runner().invoke(args=["init-db"])  # nothing left to upgrade
+        assert "Copied" not in again.output
+        assert len(glob.glob(str(tmp_path / "backups" / "*.db"))) == 1
+        db.engine.dispose()
+
+
+def test_init_db_copies_nothing_for_a_new_database(tmp_path):
+    app = upgrade_app(f"sqlite:///{tmp_path / 'new.db'}", NIMBUS_BACKUP_FOLDER=str(tmp_path / "b"))
+    with app.app_context():
+        result = app.test_cli_runner().invoke(args=["init-db"])
+        assert result.exit_code == 0 and "Copied" not in result.output
+        assert not os.path.exists(tmp_path / "b")
+        db.engine.dispose()
+
+
+def test_an_upgrade_leaves_foreign_keys_on_for_the_app(tmp_path):
+    app = upgrade_app(f"sqlite:///{tmp_path / 'fk.db'}")
+    with app.app_context():
+        upgrade(directory=MIGRATIONS)
+        with db.engine.connect() as connection:  # the pooled connection the migrations used
+            assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        db.engine.dispose()
+
+
+def test_migrations_import_nothing_from_the_app():
+    for path in glob.glob(os.path.join(MIGRATIONS, "versions", "*.py")) + [
+            os.path.join(MIGRATIONS, "env.py")]:
+        with open(path) as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.split(".")[0] == "webapp" for n in names), path
