@@ -158,3 +158,28 @@ def test_a_shop_wide_memory_from_their_conversation_is_blanked_in_what_others_we
     sent_then = rebuild(others.turns[0])  # Sam's viewer still shows it, blanked, and says so
     assert any(REDACTED in m["content"] for s in sent_then.sections for m in s.messages)
     assert any("deleted customer's memory is blanked" in p for p in sent_then.problems)
+
+
+def file_bytes(app) -> bytes:
+    path = app.config["SQLALCHEMY_DATABASE_URI"].removeprefix("sqlite:///")
+    found = b""
+    for name in (path, path + "-wal"):
+        try:
+            with open(name, "rb") as handle:
+                found += handle.read()
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def test_delete_my_data_leaves_no_word_in_the_search_index_or_the_file(app, client):
+    owner = make_account("dana@example.com")
+    give_them_everything(app, owner)
+    db.session.commit()
+    assert MARKER.encode() in file_bytes(app)
+    sign_in(client, "dana@example.com")
+    assert client.post("/account/delete", data={"confirm": "DELETE"}).status_code == 200
+    for shadow in ("turns_fts_data", "memories_fts_data"):
+        blobs = db.session.execute(text(f"SELECT block FROM {shadow}")).scalars().all()
+        assert not any(MARKER.encode() in (b or b"") for b in blobs), shadow
+    assert MARKER.encode() not in file_bytes(app)  # nor in freed pages, nor in the WAL

@@ -46,12 +46,14 @@ def import_models() -> None:
 
 @event.listens_for(Engine, "connect")
 def tune_sqlite(dbapi_connection, connection_record):
-    """SQLite: enforce foreign keys (cascading deletes) and use WAL so readers never block."""
+    """SQLite: enforce foreign keys (cascading deletes), use WAL so readers never block, and zero
+    what is deleted."""
     if type(dbapi_connection).__module__.startswith("sqlite3"):
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA secure_delete=ON")  # deleted text is overwritten, not left in free pages
         cursor.close()
 
 

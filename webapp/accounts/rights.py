@@ -107,4 +107,6 @@ def delete_user_data(user: User, requested_by: str) -> dict:
                    f"{counts['redacted_texts']} prompt text(s) of others blanked; "
                    f"email digest {digest}"))
     db.session.commit()
+    from ..memory.longterm.keyword_index import forget_deleted_words
+    forget_deleted_words()
     return counts

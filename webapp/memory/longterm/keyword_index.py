@@ -58,3 +58,17 @@ def drop_keyword_indexes(metadata, connection, **kw):
     if connection.dialect.name == "sqlite":
         for name in SQLITE_DDL:
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def forget_deleted_words() -> None:
+    """SQLite: an FTS5 delete only records that a row's words are gone; the words stay in the
+    index's older segments until they merge. Merge them now ('optimize'; freed pages are zeroed,
+    secure_delete), then write the WAL back into the file and empty it. PostgreSQL indexes the
+    rows themselves: nothing to do."""
+    if db.engine.dialect.name != "sqlite":
+        return
+    with db.engine.begin() as connection:
+        for name in SQLITE_DDL:
+            connection.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
+    with db.engine.connect() as connection:
+        connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
