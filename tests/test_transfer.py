@@ -221,9 +221,10 @@ def test_purge_deletes_old_conversations_and_their_turns(runner, alex):
     from webapp.models import Turn
     conversation = refund_conversation(alex)
     conversation_id = conversation.id
-    conversation.updated_at -= timedelta(days=40)
+    for turn in conversation.turns:
+        turn.created_at -= timedelta(days=40)
     db.session.commit()
-    result = runner.invoke(args=["purge", "--older-than", "30d"])
+    result = runner.invoke(args=["purge", "--older-than", "30d", "--yes"])
     assert "Deleted 1 conversation(s)" in result.output
     assert db.session.query(Turn).filter_by(conversation_id=conversation_id).count() == 0
 
@@ -238,7 +239,7 @@ def test_purge_removes_old_guests_without_conversations_only(runner, app):
         guest.created_at -= timedelta(days=40)
     idle_id = idle.id
     db.session.commit()
-    result = runner.invoke(args=["purge", "--older-than", "30"])
+    result = runner.invoke(args=["purge", "--older-than", "30", "--yes"])
     assert "and 1 idle guest(s)" in result.output
     assert db.session.get(User, idle_id) is None and db.session.get(User, chatty.id) is not None
 
@@ -251,3 +252,41 @@ def test_the_chat_shows_an_opening_assistant_message_without_an_empty_question(r
     output = run(runner, "import", str(path), "--user", guest_user(guest).email)
     page = guest.get(f"/c/{output.split('conversation: ')[1].strip()}").text
     assert "Welcome back!" in page and page.count("message--user") == 1
+
+
+def aged_conversation(user, days):
+    from datetime import timedelta
+    conversation = refund_conversation(user)
+    for turn in conversation.turns:
+        turn.created_at -= timedelta(days=days)
+    db.session.commit()
+    return conversation
+
+
+def test_purge_without_yes_lists_what_would_go_and_deletes_nothing_unless_confirmed(runner, alex):
+    from webapp.models import Conversation
+    old_id = aged_conversation(alex, 40).id
+    refused = runner.invoke(args=["purge", "--older-than", "30"], input="n\n")
+    assert "To delete: 1 conversation(s)" in refused.output and old_id in refused.output
+    assert "Nothing deleted." in refused.output and db.session.get(Conversation, old_id)
+    dry = runner.invoke(args=["purge", "--older-than", "30", "--dry-run"])
+    assert "Dry run: nothing deleted." in dry.output and db.session.get(Conversation, old_id)
+    confirmed = runner.invoke(args=["purge", "--older-than", "30"], input="y\n")
+    assert "Deleted 1 conversation(s)" in confirmed.output
+    db.session.expire_all()
+    assert db.session.get(Conversation, old_id) is None
+
+
+def test_purge_counts_age_from_the_newest_turn_not_the_import(runner, alex):
+    from datetime import timedelta
+    from webapp.models import Conversation
+    imported = aged_conversation(alex, 40)  # old turns, just imported: updated_at is now
+    recent = aged_conversation(alex, 40)
+    recent.turns[-1].created_at += timedelta(days=39)  # a message yesterday
+    recent.updated_at -= timedelta(days=100)  # an old rename changes nothing
+    db.session.commit()
+    ids = imported.id, recent.id
+    result = runner.invoke(args=["purge", "--older-than", "30", "--yes"])
+    assert "Deleted 1 conversation(s)" in result.output
+    db.session.expire_all()
+    assert db.session.get(Conversation, ids[0]) is None and db.session.get(Conversation, ids[1])

@@ -217,14 +217,47 @@ def parse_days(value: str) -> int:
 
 @click.command()
 @click.option("--older-than", "older_than", required=True, metavar="DAYS",
-              help="Age in days since the last message, e.g. 30 or 30d.")
-def purge(older_than):
-    """Delete conversations older than N days, with everything stored for them, and idle guests."""
-    from .accounts import purge_idle_guests
-    from .storage import purge_older_than
+              help="Age in days since the conversation's last message, e.g. 30 or 30d.")
+@click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+@click.option("--yes", is_flag=True, help="Delete without asking (for cron).")
+def purge(older_than, dry_run, yes):
+    """Delete conversations with no message for N days, those deleted by their owners, with
+    everything stored for them, and idle guests. Lists them and asks first unless --yes."""
+    from sqlalchemy import func, select
+
+    from .accounts import idle_guests, purge_idle_guests
+    from .models import User
+    from .storage import purge_candidates, purge_older_than, purgeable
     days = parse_days(older_than)
-    click.echo(f"Deleted {purge_older_than(days)} conversation(s) and "
+    undo = current_app.config["NIMBUS_DELETE_UNDO_SECONDS"]
+    found = purge_candidates(days, undo)
+    guests = db.session.scalar(select(func.count()).select_from(User).where(
+        *idle_guests(days, purgeable(days, undo))))
+    turns = sum(row.turns for row in found)
+    click.echo(f"To delete: {len(found)} conversation(s) with {turns} turn(s), and {guests} "
+               f"idle guest(s).")
+    for row in found[:PURGE_LISTED]:
+        state = " (deleted by its owner)" if row.deleted_at else ""
+        click.echo(f"  {row.id}  last message {row.last_message_at:%Y-%m-%d}  {row.turns:>5} "
+                   f"turn(s)  {row.email}  {row.title[:40]}{state}")
+    if len(found) > PURGE_LISTED:
+        click.echo(f"  … and {len(found) - PURGE_LISTED} more")
+    if dry_run:
+        click.echo("Dry run: nothing deleted.")
+        return
+    if not (found or guests):
+        click.echo("Nothing to delete.")
+        return
+    if not yes and not click.confirm("Delete them for good?", default=False):
+        click.echo("Nothing deleted.")
+        return
+    click.echo(f"Deleted {purge_older_than(days, undo)} conversation(s) and "
                f"{purge_idle_guests(days)} idle guest(s).")
+    from .memory.longterm.keyword_index import forget_deleted_words
+    forget_deleted_words()
+
+
+PURGE_LISTED = 50
 
 
 @click.command()

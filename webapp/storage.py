@@ -1,7 +1,7 @@
 """Conversations and turns: create, find for an owner, append, list and purge."""
 from datetime import timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 
 from .extensions import db
 from .llm.messages import compact_turn, final_answer, user_message
@@ -178,10 +178,37 @@ def purge_deleted(user: User, seconds: float) -> int:
     return result.rowcount
 
 
-def purge_older_than(days: int) -> int:
-    """Delete conversations untouched for `days` days; their turns (and all hanging off them) cascade."""
-    cutoff = utcnow() - timedelta(days=days)
-    result = db.session.execute(delete(Conversation).where(Conversation.updated_at < cutoff))
+def last_message_at():
+    """When a conversation last had a message: its newest turn (an import keeps the turns'
+    own times), or its creation when it has none."""
+    newest = select(func.max(Turn.created_at)).where(
+        Turn.conversation_id == Conversation.id).scalar_subquery()
+    return func.coalesce(newest, Conversation.created_at)
+
+
+def purgeable(days: int, undo_seconds: float):
+    """Conversations with no message for `days` days, and those their owner deleted whose undo
+    window has passed."""
+    now = utcnow()
+    return or_(last_message_at() < now - timedelta(days=days),
+               Conversation.deleted_at < now - timedelta(seconds=undo_seconds))
+
+
+def purge_candidates(days: int, undo_seconds: float) -> list:
+    """(id, title, owner's email, last message, turns, deleted_at) of what purge would delete."""
+    turns = select(func.count()).where(Turn.conversation_id == Conversation.id).scalar_subquery()
+    return db.session.execute(
+        select(Conversation.id, Conversation.title, User.email,
+               last_message_at().label("last_message_at"), turns.label("turns"),
+               Conversation.deleted_at)
+        .join(User, User.id == Conversation.user_id)
+        .where(purgeable(days, undo_seconds)).order_by(last_message_at())).all()
+
+
+def purge_older_than(days: int, undo_seconds: float) -> int:
+    """Delete the purgeable conversations; their turns (and all hanging off them) cascade."""
+    result = db.session.execute(delete(Conversation).where(purgeable(days, undo_seconds))
+                                .execution_options(synchronize_session=False))
     db.session.commit()
     return result.rowcount
 

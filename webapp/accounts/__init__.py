@@ -51,17 +51,24 @@ def create_guest(tenant_slug: str) -> User:
     return guest
 
 
-def purge_idle_guests(days: int) -> int:
-    """Delete guests older than `days` with no conversation left: every first visit makes one."""
+def idle_guests(days: int, purged=None):
+    """Guests older than `days` with no conversation left (besides those `purged` removes)."""
     from datetime import timedelta
 
-    from sqlalchemy import delete, exists
+    from sqlalchemy import exists
 
     from ..models import Conversation, utcnow
-    cutoff = utcnow() - timedelta(days=days)
-    result = db.session.execute(delete(User).where(
-        User.is_guest.is_(True), User.created_at < cutoff,
-        ~exists().where(Conversation.user_id == User.id)))
+    kept = Conversation.user_id == User.id
+    if purged is not None:
+        kept = kept & ~purged
+    return (User.is_guest.is_(True), User.created_at < utcnow() - timedelta(days=days),
+            ~exists().where(kept))
+
+
+def purge_idle_guests(days: int) -> int:
+    """Delete guests older than `days` with no conversation left: every first visit makes one."""
+    from sqlalchemy import delete
+    result = db.session.execute(delete(User).where(*idle_guests(days)))
     db.session.commit()
     return result.rowcount
 
