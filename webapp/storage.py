@@ -37,9 +37,13 @@ def get_owned_conversation(conversation_id: str, user: User) -> Conversation | N
 
 def get_deleted_conversation(conversation_id: str, user: User) -> Conversation | None:
     """This user's conversation deleted moments ago, still in its undo window; else None."""
+    from flask import current_app
     conversation = db.session.get(Conversation, str(conversation_id)[:64])
     if conversation is None or conversation.user_id != user.id or not conversation.deleted_at:
         return None
+    window = timedelta(seconds=current_app.config["NIMBUS_DELETE_UNDO_SECONDS"])
+    if conversation.deleted_at < utcnow() - window:
+        return None  # too late, even if the worker has not deleted it for good yet
     return conversation
 
 
@@ -203,6 +207,18 @@ def purge_candidates(days: int, undo_seconds: float) -> list:
                Conversation.deleted_at)
         .join(User, User.id == Conversation.user_id)
         .where(purgeable(days, undo_seconds)).order_by(last_message_at())).all()
+
+
+def finish_deletions(seconds: float) -> int:
+    """Really delete every conversation deleted more than `seconds` ago, whoever owns it (the
+    worker's minute sweep: nobody has to open their sidebar for it)."""
+    expired = Conversation.deleted_at < utcnow() - timedelta(seconds=seconds)
+    if db.session.scalar(select(Conversation.id).where(expired).limit(1)) is None:
+        return 0
+    result = db.session.execute(delete(Conversation).where(expired)
+                                .execution_options(synchronize_session=False))
+    db.session.commit()
+    return result.rowcount
 
 
 def purge_older_than(days: int, undo_seconds: float) -> int:

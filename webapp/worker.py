@@ -2,3 +2,4 @@
 from .jobs import huey  # noqa: F401
 from .memory.longterm import jobs as memory_jobs  # noqa: F401
 from .memory import summary_jobs  # noqa: F401
+from .chat import deletion_jobs  # noqa: F401

@@ -70,7 +70,8 @@ def tenant_turn_ids(tenant_id: int, query: str, limit: int) -> list[int]:
     tenant's own term statistics, as a customer's search uses theirs; newer first on a tie)."""
     def scoped(statement):
         return statement.join(Conversation, Conversation.id == Turn.conversation_id).where(
-            Conversation.tenant_id == tenant_id, Turn.outcome != "pending")
+            Conversation.tenant_id == tenant_id, Conversation.deleted_at.is_(None),
+            Turn.outcome != "pending")
     indexed = Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
                       (Turn.id, Turn.question, Turn.answer, Turn.created_at), scoped)
     scores, _ = scored(indexed, query, limit, lambda row: f"{row.question}\n{row.answer}")

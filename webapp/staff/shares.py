@@ -50,6 +50,8 @@ def active_link(token: str) -> ShareLink | None:
     link = db.session.get(ShareLink, link_id) if isinstance(link_id, int) else None
     if link is None or link.key != key or link_state(link) != "active":
         return None
+    if link.conversation.deleted_at is not None:  # deleted by its owner: gone for everyone at once
+        return None
     return link
 
 

@@ -144,7 +144,7 @@ def turns_indexed(user) -> Indexed:
     def scoped(statement):
         return statement.join(Conversation, Conversation.id == Turn.conversation_id).where(
             Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-            Turn.outcome != "pending")
+            Conversation.deleted_at.is_(None), Turn.outcome != "pending")
     return Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
                    (Turn.id, Turn.question, Turn.answer, Turn.created_at), scoped)
 
