@@ -22,6 +22,7 @@ DEFAULTS = {
     "NIMBUS_MAX_STEPS": 6,  # agent loop: model calls per turn
     "NIMBUS_MAX_REPEAT_CALLS": 1,  # agent loop: identical tool calls allowed per turn
     "NIMBUS_MAX_MESSAGE_CHARS": 8000,
+    "NIMBUS_MAX_ANSWER_CHARS": 100_000,  # a provider's answer past this is cut and says so
     "NIMBUS_VIEWER_PAGE_TURNS": 50,  # viewer: stored turns shown per page
     "NIMBUS_CHAT_PAGE_TURNS": 30,  # chat page: newest turns shown; older ones load on scrolling up
     "NIMBUS_TIMEZONE": "UTC",  # pages' times when the browser has not said its own zone yet
@@ -87,6 +88,7 @@ DEFAULTS = {
 INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_PROXY_HOPS",
             "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
+            "NIMBUS_MAX_ANSWER_CHARS",
             "NIMBUS_IMPORTANCE_POOL", "NIMBUS_SUMMARY_MAX_TOKENS", "NIMBUS_SUMMARY_CHUNK_TURNS",
             "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",
             "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",

@@ -12,7 +12,7 @@ from typing import Callable
 
 from flask import current_app
 
-from ..llm.base import ProviderError
+from ..llm.base import ProviderError, Reply
 from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
 from ..llm.tokens import calibrated_ratio, estimate_messages
 from ..memory.context import assemble
@@ -27,6 +27,7 @@ FALLBACK_STEPS = ("Sorry, this is taking more steps than I expected. "
                   "Please contact our support team and they'll sort it out.")
 FALLBACK_INTERRUPTED = "(This answer was interrupted before it finished.)"
 REPEATED_CALL = "You already made this exact call. Use the earlier result."
+CUT_MARK = "(Answer cut here: it ran past {limit:,} characters.)"
 
 # Called with (turn, plan) once a turn is saved: background work (summaries, memory) hooks in here.
 AFTER_TURN: list[Callable] = []
@@ -67,6 +68,19 @@ def partial_messages(messages: list[dict], streamed: list[str]) -> list[dict]:
     closed = close_open_tool_calls(messages, "interrupted before the tool ran")
     partial = "".join(streamed).strip()
     return closed + [assistant_message(f"{partial} …" if partial else FALLBACK_INTERRUPTED)]
+
+
+def cut_answer(text: str, limit: int) -> str:
+    """An answer past the limit (a provider gone runaway) is kept up to it, and says so."""
+    return f"{text[:limit].rstrip()}\n\n{CUT_MARK.format(limit=limit)}"
+
+
+def capped(reply: Reply, limit: int) -> Reply:
+    """The reply with its text cut to the limit; its provider's own message (the whole text)
+    is dropped, so the cut answer is what is stored, shown and sent again."""
+    if len(reply.text) <= limit:
+        return reply
+    return Reply(cut_answer(reply.text, limit), reply.tool_calls, None, reply.usage)
 
 
 def release_connection() -> None:
@@ -113,13 +127,21 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             progress["streamed"] = streamed
             release_connection()
             manifest.call(messages)
+            limit, size = config["NIMBUS_MAX_ANSWER_CHARS"], 0
             try:
-                for chunk in provider.stream(plan.messages + messages, specs):
+                for chunk in (stream := provider.stream(plan.messages + messages, specs)):
                     if isinstance(chunk, str):
+                        if size + len(chunk) > limit:  # runaway: keep what fits, stop listening
+                            streamed.append(chunk[:limit - size])
+                            yield AgentEvent("token", step, {"text": chunk[:limit - size]})
+                            getattr(stream, "close", lambda: None)()
+                            reply = Reply(cut_answer("".join(streamed), limit))
+                            break
+                        size += len(chunk)
                         streamed.append(chunk)
                         yield AgentEvent("token", step, {"text": chunk})
                     else:
-                        reply = chunk
+                        reply = capped(chunk, limit)
                 if reply is None:
                     raise ProviderError("the provider ended without a reply")
             except ProviderError as error:
