@@ -151,3 +151,19 @@ def test_migrations_import_nothing_from_the_app():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.split(".")[0] == "webapp" for n in names), path
+
+
+def test_the_migrations_full_text_ddl_is_the_apps(tmp_path):
+    """0001 carries its own copy of the FTS5 tables and triggers: it must match the app's."""
+    found = []
+    for name, make in (("migrated", lambda: upgrade(directory=MIGRATIONS)),
+                       ("created", db.create_all)):
+        app = upgrade_app(f"sqlite:///{tmp_path / name}.db")
+        with app.app_context():
+            make()
+            found.append(set(db.session.execute(db.text(
+                "SELECT type, name, sql FROM sqlite_master "
+                "WHERE type = 'trigger' OR name IN ('turns_fts', 'memories_fts')")).all()))
+            db.session.remove()
+            db.engine.dispose()
+    assert found[0] == found[1] and len(found[0]) == 8  # 2 FTS5 tables, 6 triggers
