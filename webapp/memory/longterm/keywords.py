@@ -104,6 +104,7 @@ def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
         counts.append(count(base.where(on_dates(indexed, ranges)), indexed.id.desc()))
     found = list(db.session.execute(select(*counts)).one()) if counts else []
     held = dict(zip(words, found))
+    total = max([total, *found])  # a count kept from before a purge never undercuts a word's
     stats = ScopeStatistics(total, held, found[-1] if ranges else 0, list(ranges))
     if half and half <= cap:  # over half the rows: IDF below ln 2, and costly to score
         stats.holding = {w: n for w, n in held.items() if n < half}
