@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
-from sqlalchemy import insert  # noqa: E402
+from sqlalchemy import func, insert, select  # noqa: E402
 
 from webapp import create_app  # noqa: E402
 from webapp.accounts import get_or_create_tenant, get_or_create_user  # noqa: E402
@@ -82,14 +82,15 @@ def build_turns(size: int, base_texts: list[str], base_vectors: np.ndarray):
                       "title": f"Bench {c}", "turn_count": per} for c in range(100)]
     db.session.execute(insert(Conversation), conversations)
     turns, vectors = [], []
+    first = (db.session.scalar(select(func.max(Turn.id))) or 0) + 1  # after other benches' turns
     for i in range(size):
         k = i % len(base_texts)
-        turns.append({"id": i + 1, "conversation_id": conversations[i // per]["id"],
+        turns.append({"id": first + i, "conversation_id": conversations[i // per]["id"],
                       "seq": i % per, "messages": [], "compact": [], "outcome": "answered",
                       "question": f"{base_texts[k][:-1]}, turn {i}?",
                       "answer": f"Noted: {base_texts[(k * 7) % len(base_texts)]}"})
         vector = base_vectors[k] + rng.normal(0, 0.02, base_vectors.shape[1]).astype(np.float32)
-        vectors.append({"turn_id": i + 1, "embedding": to_bytes(vector / np.linalg.norm(vector)),
+        vectors.append({"turn_id": first + i, "embedding": to_bytes(vector / np.linalg.norm(vector)),
                         "embedding_model": MINILM_NAME})
     for start in range(0, size, 1000):
         db.session.execute(insert(Turn), turns[start:start + 1000])
