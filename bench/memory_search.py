@@ -1,4 +1,5 @@
-"""Benchmark: memory recall latency over 100, 1,000 and 10,000 memories in one scope.
+"""Benchmark: memory recall latency over 100, 1,000, 10,000 and 100,000 memories in one scope,
+and conversation search over 10,000 turns of one person.
 
 For each size, one customer of a fresh tenant gets that many memories (SQLite in a temporary
 folder, FTS5 index, all-MiniLM-L6-v2 vectors), then two recalls are timed:
@@ -18,18 +19,21 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
-from sqlalchemy import insert  # noqa: E402
+from sqlalchemy import func, insert, select  # noqa: E402
 
 from webapp import create_app  # noqa: E402
 from webapp.accounts import get_or_create_tenant, get_or_create_user  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
 from webapp.memory.longterm.embeddings import MINILM_NAME, MiniLMEmbedder, to_bytes  # noqa: E402
-from webapp.memory.longterm.models import Memory  # noqa: E402
+from webapp.memory.longterm.history import search_turns  # noqa: E402
+from webapp.memory.longterm.models import Memory, TurnVector  # noqa: E402
+from webapp.models import Conversation, Turn  # noqa: E402
 from webapp.memory.longterm.recall import for_prompt, search  # noqa: E402
 from webapp.memory.longterm.scopes import SessionScope  # noqa: E402
 
-SIZES = [100, 1_000, 10_000]
+SIZES = [100, 1_000, 10_000, 100_000]
+TURNS = 10_000  # one person's turns for the conversation-search row
 REPEATS = 200
 SUBJECTS = ["email", "phone calls", "the back door", "weekend deliveries", "gift wrapping",
             "paper invoices", "express shipping", "the espresso grinder", "wool socks",
@@ -65,6 +69,34 @@ def build(config, size: int, base_texts: list[str], base_vectors: np.ndarray) ->
         db.session.execute(insert(Memory), rows[start:start + 1000])
     db.session.commit()
     return SessionScope.for_user(user)
+
+
+def build_turns(size: int, base_texts: list[str], base_vectors: np.ndarray):
+    """One person with `size` finished turns (100 conversations), each with a vector."""
+    tenant = get_or_create_tenant("bench-turns", "Bench turns")
+    user = get_or_create_user(tenant, "turns@bench.invalid", "Bench Turns")
+    db.session.commit()
+    rng = np.random.default_rng(size)
+    per = size // 100
+    conversations = [{"id": f"bench{c:027d}", "tenant_id": tenant.id, "user_id": user.id,
+                      "title": f"Bench {c}", "turn_count": per} for c in range(100)]
+    db.session.execute(insert(Conversation), conversations)
+    turns, vectors = [], []
+    first = (db.session.scalar(select(func.max(Turn.id))) or 0) + 1  # after other benches' turns
+    for i in range(size):
+        k = i % len(base_texts)
+        turns.append({"id": first + i, "conversation_id": conversations[i // per]["id"],
+                      "seq": i % per, "messages": [], "compact": [], "outcome": "answered",
+                      "question": f"{base_texts[k][:-1]}, turn {i}?",
+                      "answer": f"Noted: {base_texts[(k * 7) % len(base_texts)]}"})
+        vector = base_vectors[k] + rng.normal(0, 0.02, base_vectors.shape[1]).astype(np.float32)
+        vectors.append({"turn_id": first + i, "embedding": to_bytes(vector / np.linalg.norm(vector)),
+                        "embedding_model": MINILM_NAME})
+    for start in range(0, size, 1000):
+        db.session.execute(insert(Turn), turns[start:start + 1000])
+        db.session.execute(insert(TurnVector), vectors[start:start + 1000])
+    db.session.commit()
+    return user
 
 
 def timed(call, repeats: int) -> list[float]:
@@ -146,8 +178,16 @@ def main() -> None:
                   f"p95 {results[size][0][1]:.2f} ms | hybrid median {results[size][1][0]:.2f} "
                   f"ms, p95 {results[size][1][1]:.2f} ms "
                   f"(pool {app.config['NIMBUS_MEMORY_CANDIDATE_POOL']})")
-        (_, recency_p95), (_, hybrid_p95) = results[SIZES[-1]]
-        print(f"memory search @{SIZES[-1]}: recency p95 {recency_p95:.1f} ms, "
+        user = build_turns(TURNS, base_texts, base_vectors)
+        turns = summary(timed(lambda i: search_turns(user, QUERIES[i % len(QUERIES)],
+                                                     hybrid_config, limit=10), REPEATS))
+        print(f"conversation search @{TURNS} turns of one person: hybrid median {turns[0]:.2f} "
+              f"ms, p95 {turns[1]:.2f} ms")
+        small, large = results[SIZES[1]][1], results[SIZES[-1]][1]
+        print(f"growth: hybrid p95 @{SIZES[-1]} / @{SIZES[1]} = {large[1] / small[1]:.1f}x "
+              f"for {SIZES[-1] // SIZES[1]}x the memories")
+        (_, recency_p95), (_, hybrid_p95) = results[10_000]
+        print(f"memory search @10000: recency p95 {recency_p95:.1f} ms, "
               f"similarity p95 {hybrid_p95:.1f} ms")
 
 

@@ -11,6 +11,7 @@ Hybrid weights were tuned on users 0-4 (bench/recall.py --tune); the held-out li
 Run: .venv/bin/python bench/recall.py [--quick] [--tune]
 """
 import argparse
+import hashlib
 import os
 import statistics
 import sys
@@ -29,11 +30,14 @@ from webapp.config import DEFAULTS  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
 from webapp.llm.messages import assistant_message, user_message  # noqa: E402
+from webapp.memory.longterm.embeddings import (  # noqa: E402
+    MINILM_NAME, MiniLMEmbedder, from_bytes, get_embedder)
 from webapp.memory.longterm.history import search_turns, store_turn_vectors  # noqa: E402
+from webapp.memory.longterm.models import TurnVector  # noqa: E402
 from webapp.models import Turn  # noqa: E402
 from webapp.transfer import FORMAT, VERSION, import_conversation  # noqa: E402
 
-KINDS = ["synonym", "tense", "indirect", "two-session", "date", "unanswerable"]
+KINDS = ["detail", "paraphrase", "order number", "speaker", "two-session", "date", "unanswerable"]
 TUNING_USERS = range(0, 5)
 
 
@@ -58,6 +62,26 @@ def load(corpus) -> tuple[dict, dict, dict]:
     return users, turn_ids, sessions
 
 
+def cache_vectors() -> None:
+    """Vectors of texts seen before come from a file next to the temporary folders: the corpus is
+    deterministic, and embedding 3,000 long turns again on every run would take minutes."""
+    path = os.path.join(tempfile.gettempdir(), f"nimbus-recall-{MINILM_NAME}.npz")
+    cache = dict(np.load(path)) if os.path.exists(path) else {}
+    embed = MiniLMEmbedder.embed
+
+    def cached(self, texts):
+        if len(texts) < 2:  # a query: timed as a user would wait for it
+            return embed(self, texts)
+        keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        missing = [i for i, k in enumerate(keys) if k not in cache]
+        if missing:
+            for i, row in zip(missing, embed(self, [texts[i] for i in missing])):
+                cache[keys[i]] = row
+            np.savez(path, **cache)
+        return np.vstack([cache[k] for k in keys])
+    MiniLMEmbedder.embed = cached
+
+
 def embed_all(config) -> float:
     started = time.perf_counter()
     turns = db.session.scalars(db.select(Turn).order_by(Turn.id)).all()
@@ -66,7 +90,29 @@ def embed_all(config) -> float:
     return time.perf_counter() - started
 
 
-def evaluate(corpus, loaded, config, users_only=None) -> tuple[dict, list[float]]:
+def vector_search(embedding_config):
+    """Similarity alone, exact: every one of the person's turns by cosine to the question."""
+    embedder = get_embedder(embedding_config)
+    by_user: dict[int, tuple[list[int], np.ndarray]] = {}
+
+    def search(user, text, config, limit):
+        if user.id not in by_user:
+            rows = db.session.execute(
+                db.select(TurnVector.turn_id, TurnVector.embedding).join(
+                    Turn, Turn.id == TurnVector.turn_id).join(Turn.conversation)
+                .where(Turn.conversation.has(user_id=user.id))).all()
+            by_user[user.id] = ([r[0] for r in rows], np.vstack([from_bytes(r[1]) for r in rows]))
+        ids, matrix = by_user[user.id]
+        scores = matrix @ embedder.embed([text])[0]
+        best = [ids[i] for i in np.argsort(-scores)[:limit]]
+        turns = {t.id: t for t in db.session.scalars(db.select(Turn).where(Turn.id.in_(best)))}
+        return [{"conversation_id": turns[i].conversation_id, "turn": turns[i].seq}
+                for i in best], "similarity"
+    return search
+
+
+def evaluate(corpus, loaded, config, users_only=None, search=search_turns
+             ) -> tuple[dict, list[float]]:
     """{kind: [(found@5, found@10)]} and the latency of every search, in ms."""
     users, turn_ids, sessions = loaded
     found, times = defaultdict(list), []
@@ -75,7 +121,7 @@ def evaluate(corpus, loaded, config, users_only=None) -> tuple[dict, list[float]
             continue
         for question in person.questions:
             started = time.perf_counter()
-            results, _ = search_turns(users[person.index], question.text, config, limit=10)
+            results, _ = search(users[person.index], question.text, config, limit=10)
             times.append((time.perf_counter() - started) * 1000)
             got = [turn_ids[(person.index, sessions[r["conversation_id"]], r["turn"])]
                    for r in results]
@@ -91,7 +137,7 @@ def percent(pairs, at: int) -> float:
     return 100 * sum(p[at] for p in pairs) / max(len(pairs), 1)
 
 
-def recall_at_10(found) -> float:
+def recall_at_10(found, users=None) -> float:
     pairs = [p for kind, ps in found.items() if kind != "unanswerable" for p in ps]
     return percent(pairs, 1)
 
@@ -99,6 +145,7 @@ def recall_at_10(found) -> float:
 def modes(app_config) -> dict:
     memory_defaults = {k: v for k, v in DEFAULTS.items() if k.startswith("NIMBUS_MEMORY")}
     return {"keyword": {**app_config, "NIMBUS_MEMORY_SEARCH": False},
+            "similarity": {**app_config, "NIMBUS_MEMORY_SEARCH": True},
             "hybrid": {**app_config, "NIMBUS_MEMORY_SEARCH": True},
             "default": {**app_config, **memory_defaults}}
 
@@ -107,17 +154,28 @@ def tune(corpus, loaded, hybrid: dict) -> None:
     """The grid the defaults were chosen from, on the tuning users only."""
     users = [p.index for p in corpus if p.index in TUNING_USERS]
     print(f"tuning on users {users[0]}-{users[-1]}: recall @10 (top 5) of answerable questions")
-    for pool in (200, 600, 1000):
-        for floor in (0.2,):
-            cells = []
-            for weight in (0.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0):
-                found, _ = evaluate(corpus, loaded, {
-                    **hybrid, "NIMBUS_MEMORY_CANDIDATE_POOL": pool,
-                    "NIMBUS_MEMORY_MIN_SIMILARITY": floor,
-                    "NIMBUS_MEMORY_KEYWORD_WEIGHT": weight}, users_only=users)
-                pairs = [p for k, ps in found.items() if k != "unanswerable" for p in ps]
-                cells.append(f"{weight:.1f}: {percent(pairs, 1):.1f} ({percent(pairs, 0):.1f})")
-            print(f"  pool {pool}, floor {floor}: " + " | ".join(cells))
+    for weight in (0.0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0):
+        found, _ = evaluate(corpus, loaded, {**hybrid, "NIMBUS_MEMORY_KEYWORD_WEIGHT": weight},
+                            users_only=users)
+        pairs = [p for k, ps in found.items() if k != "unanswerable" for p in ps]
+        cells = " ".join(f"{k} {percent(found[k], 1):.0f}" for k in KINDS if k in found)
+        print(f"  keyword weight {weight:.1f}: {percent(pairs, 1):.1f} ({percent(pairs, 0):.1f})"
+              f"  | {cells}")
+
+
+def table(results: dict, at: int) -> None:
+    """Kinds down, modes across, and which signal wins each kind."""
+    names = list(results)
+    print(f"{'kind':<13}" + "".join(f"{m:>12}" for m in names) + "   questions  best")
+    for kind in KINDS:
+        cells = {m: percent(results[m][0].get(kind, []), at) for m in names}
+        top = max(cells.values())
+        best = ", ".join(m for m in names if cells[m] == top)
+        print(f"{kind:<13}" + "".join(f"{cells[m]:>11.1f}%" for m in names)
+              + f"   {len(results[names[0]][0].get(kind, [])):>9}  {best}")
+    print(f"{'answerable':<13}" + "".join(
+        f"{recall_at_10(results[m][0]) if at else percent([p for k, ps in results[m][0].items() if k != 'unanswerable' for p in ps], 0):>11.1f}%"
+        for m in names))
 
 
 def main() -> None:
@@ -125,7 +183,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 users instead of 10")
     parser.add_argument("--tune", action="store_true",
                         help="grid-search the hybrid weights on the tuning users, then stop")
+    parser.add_argument("--no-cache", action="store_true", help="embed every text afresh")
     args = parser.parse_args()
+    if not args.no_cache:
+        cache_vectors()
     corpus = build(3 if args.quick else 10)
     folder = tempfile.mkdtemp(prefix="nimbus-recall-")
     app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{folder}/bench.db"})
@@ -135,29 +196,33 @@ def main() -> None:
         loaded = load(corpus)
         users, turn_ids, _ = loaded
         questions = sum(len(p.questions) for p in corpus)
-        print(f"corpus: {len(corpus)} users, {len(turn_ids)} turns, {questions} questions "
-              f"(imported in {time.perf_counter() - started:.1f} s)")
+        words = statistics.mean(len(f"{t['question']} {t['answer']}".split())
+                                for p in corpus for s in p.sessions for t in s)
+        print(f"corpus: {len(corpus)} users, {len(turn_ids)} turns ({words:.0f} words each on "
+              f"average), {questions} questions (imported in {time.perf_counter() - started:.1f} s)")
         seconds = embed_all({**app.config, "NIMBUS_MEMORY_SEARCH": True})
         print(f"embedded {len(turn_ids)} turns in {seconds:.1f} s")
         if args.tune:
             return tune(corpus, loaded, modes(app.config)["hybrid"])
-        summary = {}
+        results, held = {}, {}
+        held_out = [p.index for p in corpus if p.index not in TUNING_USERS]
         for mode, config in modes(app.config).items():
-            search_turns(next(iter(users.values())), "warm up", config)
-            found, times = evaluate(corpus, loaded, config)
-            summary[mode] = recall_at_10(found), float(np.percentile(times, 95))
-            print(f"\n{mode}: found in top 5 / top 10 (unanswerable: nothing returned)")
-            for kind in KINDS:
-                pairs = found.get(kind, [])
-                print(f"  {kind:<13} {percent(pairs, 0):5.1f} % / {percent(pairs, 1):5.1f} %"
-                      f"   ({len(pairs)} questions)")
-            print(f"  answerable    @10 {summary[mode][0]:.1f} %; latency median "
-                  f"{statistics.median(times):.1f} ms, p95 {summary[mode][1]:.1f} ms")
-            held_out = [p.index for p in corpus if p.index not in TUNING_USERS]
+            search = vector_search(config) if mode == "similarity" else search_turns
+            search(next(iter(users.values())), "warm up", config, 10)
+            results[mode] = evaluate(corpus, loaded, config, search=search)
             if held_out:
-                found, _ = evaluate(corpus, loaded, config, users_only=held_out)
-                print(f"  held-out users {held_out[0]}-{held_out[-1]} (not used for tuning): "
-                      f"@10 {recall_at_10(found):.1f} %")
+                held[mode] = recall_at_10(evaluate(corpus, loaded, config, held_out, search)[0])
+        print("\nfound in top 10 (all evidence turns among them; unanswerable: nothing returned)")
+        table(results, 1)
+        print("\nfound in top 5")
+        table(results, 0)
+        print("\nlatency: " + ", ".join(
+            f"{m} median {statistics.median(t):.1f} ms p95 {np.percentile(t, 95):.1f} ms"
+            for m, (_, t) in results.items()))
+        if held_out:
+            print(f"held-out users {held_out[0]}-{held_out[-1]} (never used for tuning) @10: "
+                  + ", ".join(f"{m} {v:.1f} %" for m, v in held.items()))
+        summary = {m: (recall_at_10(f), float(np.percentile(t, 95))) for m, (f, t) in results.items()}
         print(f"\nrecall @10: keyword {summary['keyword'][0]:.1f} %, hybrid "
               f"{summary['hybrid'][0]:.1f} %, default {summary['default'][0]:.1f} %; "
               f"p95 {summary['default'][1]:.1f} ms")

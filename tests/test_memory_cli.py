@@ -68,7 +68,7 @@ def test_opting_out_stops_save_memory_but_hides_nothing(app, alex):
     answer, _, _ = ask(alex, "Remember that I live in Leeds.")
     assert "memory is turned off" in answer
     kept = [m.content for m in newest(SessionScope.for_user(alex), 10)]
-    assert kept == ["Alex Rivera prefers email over phone."]
+    assert kept == ["Prefers email over phone."]
     answer, _, _ = ask(alex, "How do I prefer to be contacted?")
     assert "email" in answer
 

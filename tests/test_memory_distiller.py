@@ -15,7 +15,7 @@ from webapp.memory.longterm.sharing import set_memory_sharing
 from webapp.memory.longterm.store import newest
 from webapp.models import utcnow
 
-from .conftest import ask
+from .conftest import ask, guest_user
 from .fakes.scripted_model import ScriptedModel
 
 
@@ -40,8 +40,7 @@ def test_offline_distiller_keeps_names_preferences_and_arrangements(app, alex):
     conversation = chat(alex, "Hi", "My name is Dara.", "I prefer email over phone.",
                         "We bill fortnightly.")
     assert distil_conversation(conversation.id).startswith("wrote 3")
-    assert contents(alex) == ['Alex Rivera says: "We bill fortnightly."',
-                              "Alex Rivera prefers email over phone.", "Name: Dara."]
+    assert contents(alex) == ["We bill fortnightly.", "Prefers email over phone.", "Name: Dara."]
     assert checkpoint(conversation)[0] == 3
 
 
@@ -116,8 +115,7 @@ def test_compression_distils_once_turns_leave_the_window(app, alex):
     assert checkpoint(conversation)[0] == -1  # the plan that answered it still held every turn
     ask(alex, "Hi", conversation)  # this turn's plan dropped the oldest ones
     assert checkpoint(conversation)[0] == 3
-    assert contents(alex) == ["Alex Rivera always pays by card.",
-                              "Alex Rivera prefers email over phone."]
+    assert contents(alex) == ["Always pays by card.", "Prefers email over phone."]
 
 
 def test_the_sweep_takes_inactive_conversations_with_a_floor_of_one(app, alex):
@@ -208,7 +206,7 @@ def test_remember_that_we_always_is_one_memory_shared_with_the_account(app, alex
     distil_conversation(conversation.id)
     assert len(contents(alex)) == 1  # the distiller's replaced it
     memory = newest(SessionScope.for_user(alex), 1)[0]
-    assert memory.content == 'Alex Rivera says: "We always pay by invoice."'
+    assert memory.content == "We always pay by invoice."
     assert (memory.memorable_type, memory.memorable_id, memory.subject_id) == ("account", alex.id,
                                                                                None)
     assert contents(sam) == []
@@ -217,7 +215,7 @@ def test_remember_that_we_always_is_one_memory_shared_with_the_account(app, alex
 def test_a_fact_the_tool_kept_in_the_same_place_is_not_written_twice(app, alex):
     conversation = chat(alex, "Remember that I prefer email over phone.")
     distil_conversation(conversation.id)
-    assert contents(alex) == ["Alex Rivera prefers email over phone."]
+    assert contents(alex) == ["Prefers email over phone."]
 
 
 def test_remember_to_is_advice_not_a_fact(app, alex):
@@ -227,15 +225,14 @@ def test_remember_to_is_advice_not_a_fact(app, alex):
     assert contents(alex) == []
 
 
-def test_distilled_memories_are_grammatical(app, alex):
+def test_distilled_memories_are_notes_without_a_subject(app, alex):
     conversation = chat(alex, "I don't want calls after 6pm.", "Remember that I knew the old "
                         "manager.", "Remember that I met the courier at the back door.",
                         "Remember that I wanted the blue one.", "I always fix my own bike.")
     distil_conversation(conversation.id)
     assert sorted(contents(alex)) == [
-        "Alex Rivera doesn't want calls after 6pm.", "Alex Rivera knew the old manager.",
-        "Alex Rivera met the courier at the back door.", 'Alex Rivera said: "I always fix my '
-        'own bike."', "Alex Rivera wanted the blue one."]
+        "Doesn't want calls after 6pm.", "Knew the old manager.", "Met the courier at the back "
+        "door.", 'Said: "I always fix my own bike."', "Wanted the blue one."]
 
 
 def test_distilled_memories_are_embedded_together(app, alex, monkeypatch):
@@ -249,3 +246,11 @@ def test_distilled_memories_are_embedded_together(app, alex, monkeypatch):
     batches.clear()
     distil_conversation(conversation.id)
     assert batches == [2] and all(m.embedding for m in newest(SessionScope.for_user(alex), 5))
+
+
+def test_a_guest_is_noted_without_a_handle_and_answered_as_you(app, guest):
+    visitor = guest_user(guest)
+    distil_conversation(chat(visitor, "Hi", "I prefer email over phone.").id)
+    assert contents(visitor) == ["Prefers email over phone."]
+    answer, _, _ = ask(visitor, "How do I prefer to be contacted?")
+    assert "you prefer email over phone" in answer.lower() and visitor.name not in answer

@@ -130,3 +130,14 @@ def test_a_note_added_in_the_browser_applies_only_to_its_author(app, guest, alex
     memory = db.session.query(Memory).one()
     assert memory.subject_id == guest_user(guest).id and not memory.shared
     assert "Refunds are free" not in prompt_block(SessionScope.for_user(alex), app.config)
+
+
+def test_the_panel_tells_the_visitor_their_notes_in_the_second_person(app, guest):
+    visitor = guest_user(guest)
+    note(visitor, "I prefer email over phone.", app.config)
+    memory = newest(SessionScope.for_user(visitor), 1)[0]
+    assert memory.content == "I prefer email over phone."  # by hand: kept as typed
+    memory.content = "Prefers email over phone."  # as the distiller notes it
+    db.session.commit()
+    page = guest.get("/memories").text
+    assert "You prefer email over phone." in page and visitor.name not in page.split("About you")[1]

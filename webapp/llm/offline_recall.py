@@ -21,6 +21,13 @@ PERSONAL_QUESTION = re.compile(
     r"what(?:'s| is| was) my|do you (?:know|remember)|what did (?:i|we) (?:say|tell)|who am i|"
     r"\bmy name\b|how do (?:i|we) prefer|what do (?:i|we) prefer|where do i live|"
     r"how do we (?:bill|pay)|what(?:'s| is) our", re.I)
+# A memory is a note without a subject ("Prefers email over phone."): its verb, put back for "you".
+NOTE_VERBS = {"is": "are", "has": "have", "does": "do", "doesn't": "don't", "goes": "go",
+              "was": "were", "wasn't": "weren't"} | {f"{v}s": v for v in """prefer like love
+hate want need live work use pay order own drive speak wear call email text expect plan enjoy
+avoid rent share sell send bring choose keep take make buy get eat drink cook ship shop""".split()}
+NOTE_ADVERBS = {"always", "never", "usually", "often", "really", "also", "only", "sometimes",
+                "mostly", "rarely", "generally", "still", "normally", "typically"}
 SECOND_PERSON = [(r"\bI'm\b", "you're"), (r"\bI am\b", "you are"), (r"\bI\b", "you"),
                  (r"\bmy\b", "your"), (r"\bme\b", "you"), (r"\bmine\b", "yours"),
                  (r"\bwe\b", "you"), (r"\bour\b", "your"), (r"\bus\b", "you")]
@@ -83,6 +90,20 @@ def second_person(sentence: str) -> str:
     return sentence[:1].upper() + sentence[1:] + "."
 
 
+def addressed(note: str) -> str:
+    """A note about the customer told to them: "Prefers email over phone." → "you prefer email
+    over phone."; any other note as written."""
+    words = note.strip().rstrip(".!").split(" ")
+    i = 0
+    while i < len(words) - 1 and words[i].lower() in NOTE_ADVERBS:
+        i += 1
+    if words[i].lower() not in NOTE_VERBS:
+        return note.strip().rstrip(".") + "."
+    words[i] = NOTE_VERBS[words[i].lower()]
+    words = ["you", words[0][:1].lower() + words[0][1:], *words[1:]]
+    return re.sub(r"\btheir\b", "your", " ".join(words)) + "."
+
+
 def name_in(fact: str) -> str | None:
     # The phrase in any case, the name capitalised: "call me after 6" names nobody.
     match = re.search(r"\b(?i:my name is|call me|i'm called|name:)\s+([A-Z][\w'-]+)", fact)
@@ -96,5 +117,5 @@ def answer_from_fact(question: str, source: str, fact: str) -> str:
     if source == "notes" and fact.startswith("User: "):  # the customer's words, kept in a summary
         return second_person(fact[len("User: "):])
     if source == "notes":
-        return f"From my notes: {fact.rstrip('.')}."
+        return f"From my notes: {addressed(fact)}"
     return second_person(fact)

@@ -68,6 +68,7 @@ def memory_section(conversation, policy, history) -> Section | None:
     messages = [{"role": "system", "content": render(recalled, scope)}]
     detail = {"mode": mode, "memories": [
         {"id": m.id, "content": m.content, "scope": describe(m), "shared": m.shared,
+         "subject": None if m.shared else scope.subject_name,
          "source": m.source, "conversation_id": m.conversation_id, "turn_seq": m.turn_seq,
          "created_at": m.created_at.isoformat(timespec="seconds"), "why": why}
         for m, why in recalled]}

@@ -34,7 +34,8 @@ standing arrangements ("we always…", "we bill fortnightly"), facts about an or
 matter later. Be conservative: when you are not sure a fact is true, lasting and useful, leave it
 out. An empty list is a good answer. Never keep small talk, one-off questions, or what the
 assistant said unless the customer confirmed it.
-Write each memory as one short sentence in the third person, naming {name} instead of "I".
+Write each memory as a short note without a subject, the way a person jots it down ("Prefers
+email over phone.", not "I prefer…" or "{name} prefers…"): whom it is about is stored with it.
 "personal": true when it applies only to {name}; false when it applies to everyone in its scope."""
 
 

@@ -2,6 +2,8 @@
 indexes are in keyword_index.py), scored by BM25 with the scope's own statistics (ranking.py).
 """
 import re
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -23,6 +25,9 @@ SAYING = r"(?:\w+\s+)?(?:said|say|told|tell|recommend\w*|suggest\w*|advis\w*|men
 ASSISTANT_SAID = re.compile(rf"\b(?:you|nimbus|the assistant)\s+{SAYING}", re.I)
 CUSTOMER_SAID = re.compile(rf"\bI\s+{SAYING}", re.I)
 COMMON_WORD_MIN_ROWS = 1000  # below this, scoring every match is cheap: keep every word
+COUNT_CAP = 1000  # a word's rows are counted up to this many: the cost stays flat past it
+RECOUNT_SECONDS = 600  # a scope's row count is topped up with new rows, recounted this often
+TOTALS: OrderedDict = OrderedDict()  # (database, index, scope key) -> (rows, highest id, when)
 
 def query_words(query: str) -> list[str]:
     found = [w for w in re.findall(r"\w+", (query or "").lower()) if w not in STOPWORDS]
@@ -38,73 +43,87 @@ class Indexed:
     created: object
     columns: tuple  # selected for each candidate: id, text parts..., created_at
     scoped: Callable  # select -> the same select joined and filtered to the session's scope
+    key: tuple | None = None  # names the scope, so its row count can be kept between searches
 
 
-def word_match(indexed: Indexed, word: str, name: str):
-    """Condition: the row holds this word (stemmed, as the index stores it)."""
+def holding(indexed: Indexed, word: str, statement, name: str):
+    """`statement` narrowed to rows holding this word (stemmed, as the index stores it), the index
+    driving: SQLite walks the word's FTS5 entries newest first, so a LIMIT stops it early."""
     if db.engine.dialect.name == "postgresql":
-        return func.to_tsvector(literal_column("'english'"), indexed.text).op("@@")(
-            func.plainto_tsquery(literal_column("'english'"), word))
-    return indexed.id.in_(select(literal_column("rowid")).select_from(table(indexed.fts_name))
-                          .where(text(f"{indexed.fts_name} MATCH :{name}")
-                                 .bindparams(**{name: f'"{word}"'})))
-
-
-def any_match(indexed: Indexed, words: list[str], name: str = "match"):
-    """(join target or None, condition, order): rows holding any of the words (stemmed, as the
-    index stores them), best first by the database's own rank (only used to choose the
-    candidates when there are too many). `name` keeps bound values apart in one statement."""
-    if db.engine.dialect.name == "postgresql":
-        vector = func.to_tsvector(literal_column("'english'"), indexed.text)
-        query = func.to_tsquery(literal_column("'english'"), " | ".join(words))
-        return None, vector.op("@@")(query), func.ts_rank(vector, query).desc()
+        return statement.where(func.to_tsvector(literal_column("'english'"), indexed.text).op("@@")(
+            func.plainto_tsquery(literal_column("'english'"), word))), indexed.id.desc()
     fts = table(indexed.fts_name, column("rowid"))
-    match = text(f"{indexed.fts_name} MATCH :{name}").bindparams(
-        **{name: " OR ".join(f'"{w}"' for w in words)})
-    return (fts, fts.c.rowid == indexed.id), match, text(f"bm25({indexed.fts_name})")
+    return (statement.join(fts, fts.c.rowid == indexed.id)
+            .where(text(f"{indexed.fts_name} MATCH :{name}").bindparams(**{name: f'"{word}"'})),
+            fts.c.rowid.desc())
 
 
 def on_dates(indexed: Indexed, ranges):
     return or_(*(and_(indexed.created >= start, indexed.created < end) for start, end in ranges))
 
 
-def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
-    """The scope's row count, then how many of its rows hold each word and fall on the dates (one
-    statement, driven by the index; in a large scope a count stops past half of it)."""
-    total = db.session.scalar(indexed.scoped(select(func.count()).select_from(indexed.id.table)))
-    total = total or 0
-    cap = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
+def scope_rows(indexed: Indexed) -> int:
+    """Rows in the scope. A named scope is counted once, then topped up with the rows added since
+    (a range on the id index), and recounted every RECOUNT_SECONDS so deletions show: the count
+    only feeds IDF, and counting every row on every search grew with the scope."""
+    def count(*conditions):
+        rows, top = db.session.execute(indexed.scoped(
+            select(func.count(), func.max(indexed.id)).select_from(indexed.id.table)
+            .where(*conditions))).one()
+        return rows or 0, top
+    if indexed.key is None:
+        return count()[0]
+    key = (str(db.engine.url), indexed.fts_name, indexed.key)
+    known, now = TOTALS.get(key), time.monotonic()
+    if known is None or now - known[2] > RECOUNT_SECONDS or known[1] is None:
+        rows, top = count()
+        counted = now
+    else:
+        rows, top = count(indexed.id > known[1])
+        rows, top, counted = known[0] + rows, top or known[1], known[2]
+    TOTALS[key] = (rows, top, counted)
+    TOTALS.move_to_end(key)
+    while len(TOTALS) > 10_000:
+        TOTALS.popitem(last=False)
+    return rows
 
-    def count(join, *conditions):
-        rows = select(indexed.id).select_from(indexed.id.table)
-        if join is not None:
-            rows = rows.join(*join)
-        rows = indexed.scoped(rows.where(*conditions))
-        rows = rows.limit(cap) if cap else rows
-        return select(func.count()).select_from(rows.subquery()).scalar_subquery()
-    counts = [count(None, word_match(indexed, word, f"w{i}")) for i, word in enumerate(words)]
+
+def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
+    """The scope's row count, then how many of its rows hold each word (up to COUNT_CAP) and fall
+    on the dates (one statement, driven by the index)."""
+    total = scope_rows(indexed)
+    half = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
+    cap = min(half or COUNT_CAP, COUNT_CAP)
+
+    def count(rows, order):  # the order makes SQLite walk the index, not the scope
+        return select(func.count()).select_from(
+            indexed.scoped(rows).order_by(order).limit(cap).subquery()).scalar_subquery()
+    base = select(indexed.id).select_from(indexed.id.table)
+    counts = [count(*holding(indexed, word, base, f"w{i}")) for i, word in enumerate(words)]
     if ranges:
-        counts.append(count(None, on_dates(indexed, ranges)))
+        counts.append(count(base.where(on_dates(indexed, ranges)), indexed.id.desc()))
     found = list(db.session.execute(select(*counts)).one()) if counts else []
-    holding = dict(zip(words, found))
-    stats = ScopeStatistics(total, holding, found[-1] if ranges else 0, list(ranges))
-    if cap:  # over half the rows: IDF below ln 2, and costly to score
-        stats.holding = {w: n for w, n in holding.items() if n < cap}
+    held = dict(zip(words, found))
+    total = max([total, *found])  # a count kept from before a purge never undercuts a word's
+    stats = ScopeStatistics(total, held, found[-1] if ranges else 0, list(ranges))
+    if half and half <= cap:  # over half the rows: IDF below ln 2, and costly to score
+        stats.holding = {w: n for w, n in held.items() if n < half}
     return stats
 
 
-def candidates(indexed: Indexed, words: list[str], ranges, limit: int) -> list:
-    """Rows of the scope holding a query word (the database's best `limit`), then rows on the
-    named dates (newest first): each as (id, *text parts, created_at, ...)."""
+def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
+               held: dict[str, int] | None = None) -> list:
+    """Rows of the scope holding a query word, the rarest word's first and each word's newest
+    first, `limit` in all; then rows on the named dates (newest first): each as (id, *text
+    parts, created_at, ...). Each query stops at its limit, whatever the size of the scope."""
     found = {}
-    if words:
-        join, match, order = any_match(indexed, words)
-        statement = select(*indexed.columns)
-        if join is not None:
-            statement = statement.join(*join)
-        for row in db.session.execute(indexed.scoped(statement.where(match)).order_by(order)
-                                      .limit(limit)):
-            found[row[0]] = row
+    for i, word in enumerate(sorted(words, key=lambda w: (held or {}).get(w, 0))):
+        if len(found) >= limit:
+            break
+        statement, newest_first = holding(indexed, word, select(*indexed.columns), f"c{i}")
+        for row in db.session.execute(indexed.scoped(statement).order_by(newest_first)
+                                      .limit(limit - len(found))):
+            found.setdefault(row[0], row)
     if ranges:
         for row in db.session.execute(indexed.scoped(select(*indexed.columns).where(
                 on_dates(indexed, ranges))).order_by(indexed.id.desc()).limit(limit)):
@@ -122,21 +141,23 @@ def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int,
         return {}, {}
     stats = statistics(indexed, words, ranges)
     words = [w for w in words if stats.holding.get(w)]
-    rows = candidates(indexed, words, ranges if stats.on_date else [], limit)
+    rows = candidates(indexed, words, ranges if stats.on_date else [], limit, stats.holding)
     pool = [Candidate(row[0], text_of(row), row.created_at) for row in rows]
     return bm25_scores(words, stats, pool), {row[0]: row for row in rows}
 
 
-def memories_indexed(condition) -> Indexed:
+def memories_indexed(condition, key: tuple | None = None) -> Indexed:
     return Indexed("memories_fts", Memory.id, Memory.content, Memory.created_at,
                    (Memory.id, Memory.content, Memory.created_at, Memory.embedding,
-                    Memory.embedding_model), lambda statement: statement.where(condition))
+                    Memory.embedding_model), lambda statement: statement.where(condition), key)
 
 
-def memory_matches(condition, query: str, limit: int) -> tuple[dict[int, float], list]:
+def memory_matches(condition, query: str, limit: int, key: tuple | None = None
+                   ) -> tuple[dict[int, float], list]:
     """({id: keyword score}, [(id, embedding, embedding_model)]) of the memories meeting
-    `condition` (the session's scope) that match the query: the vectors come along for free."""
-    scores, rows = scored(memories_indexed(condition), query, limit, lambda row: row.content)
+    `condition` (the session's scope, named by `key`) that match the query: the vectors come
+    along for free."""
+    scores, rows = scored(memories_indexed(condition, key), query, limit, lambda row: row.content)
     return scores, [(row.id, row.embedding, row.embedding_model) for row in rows.values()]
 
 
@@ -146,7 +167,8 @@ def turns_indexed(user) -> Indexed:
             Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
             Conversation.deleted_at.is_(None), Turn.outcome != "pending")
     return Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
-                   (Turn.id, Turn.question, Turn.answer, Turn.created_at), scoped)
+                   (Turn.id, Turn.question, Turn.answer, Turn.created_at), scoped,
+                   ("user", user.tenant_id, user.id))
 
 
 def turn_scores(user, query: str, limit: int) -> dict[int, float]:

@@ -9,7 +9,7 @@ import re
 
 from ...llm.offline import TASKS
 from .distiller import MARKER
-from .phrasing import in_third_person
+from .phrasing import in_note_form
 
 LINE = re.compile(r"^\[turn (\d+)\] Customer: (.*)$", re.M)
 NAME = re.compile(r"(?i:\bmy name is|\bcall me|\bi'm called)\s+([A-Z][\w'-]+)")
@@ -41,11 +41,11 @@ def memory_of(sentence: str, name: str, words: list[str], orders: list[int]) -> 
     if (found := NAME.search(fact)) and "workspace" in words:
         return {"content": f"Name: {found.group(1)}.", "scope": "workspace", "personal": True}
     if ARRANGEMENT.match(fact) and "account" in words:
-        return {"content": f'{name} says: "{fact[:1].upper() + fact[1:]}"', "scope": "account",
+        return {"content": in_note_form(fact), "scope": "account",
                 "personal": False}
     if remembered or PREFERENCE.match(fact):
         numbers = [int(n) for n in ORDER_NUMBER.findall(fact) if int(n) in orders]
-        content = in_third_person(fact, name)
+        content = in_note_form(fact)
         if numbers and "order" in words:
             return {"content": content, "scope": "order", "order_number": numbers[0],
                     "personal": False}

@@ -1,9 +1,11 @@
-"""Memories are written about a person, not in their voice: "I prefer email" → "Alex prefers email".
+"""Memories are noted the way a person jots them down: "I prefer email" → "Prefers email.".
 
-Read back in another conversation, "I" would be ambiguous (the assistant? the customer?), so first
-person is rewritten in the third person with the person's name; "we" stays, it names their side.
-Only verbs it knows are conjugated (past tenses, modals and contractions keep their form: "knew",
-"doesn't"); a sentence it cannot rewrite safely keeps the customer's own words, quoted.
+Read back in another conversation, "I" would be ambiguous (the assistant? the customer?), so a
+first-person statement becomes a note without a subject, whose subject the memory row already
+holds; "we" stays, it names their side. Only verbs it knows are conjugated (past tenses, modals and
+contractions keep their form: "knew", "doesn't"); a sentence it cannot rewrite safely keeps the
+customer's own words, quoted. A note is rendered for whoever reads it: "You prefer email." to the
+customer (`to_you`), "Alex Rivera prefers email." to staff (`about`).
 """
 import re
 
@@ -83,10 +85,71 @@ def in_third_person(text: str, name: str) -> str:
     return rewritten[:1].upper() + rewritten[1:]
 
 
+NOTE = "\x00"  # stands for the subject while a note is written; never in a stored memory
+
+
+def in_note_form(text: str) -> str:
+    """A first-person statement as a subjectless note ("Prefers email over phone."); anything else
+    as said, capitalised; what it cannot rewrite, quoted ('Said: "I fix bikes for a living"')."""
+    out = in_third_person(text, NOTE)
+    if out.startswith(f'{NOTE} said: '):
+        return "Said: " + out[len(NOTE) + 7:]
+    out = re.sub(rf"{NOTE}'s\b", "their", out)
+    out = re.sub(rf"^{NOTE} ", "", out)
+    out = out.replace(NOTE, "them")
+    out = out[:1].upper() + out[1:]
+    return out if out[-1:] in ".!?\"" else out + "."
+
+
+YOU = [(r"\btheirs\b", "yours"), (r"\btheir\b", "your"), (r"\bTheir\b", "Your"),
+       (r"\bthemselves\b", "yourself"), (r"\bthem\b", "you")]
+UNCONJUGATED = {"said:": "said:", "is": "are", "has": "have", "does": "do", "goes": "go", "doesn't": "don't",
+                "hasn't": "haven't", "isn't": "aren't", "was": "were", "wasn't": "weren't"}
+VERB_OF = {third_person_verb(v): v for v in BASE - {"am"}} | UNCONJUGATED
+
+
+def note_body(content: str, name: str | None = None) -> tuple[str, int | None]:
+    """(the note without its subject, the index of its verb or None): older memories written in
+    the third person with the person's name ("Alex prefers email.") read as notes too."""
+    body = (content or "").strip()
+    if name and body.lower().startswith(name.lower() + " "):
+        body = body[len(name) + 1:]
+        body = body[:1].upper() + body[1:]
+    words = body.split(" ")
+    i = 0
+    while i < len(words) - 1 and (words[i].lower() in ADVERB or words[i].lower().endswith("ly")):
+        i += 1
+    verb = words[i].lower() if words else ""
+    known = verb in VERB_OF or verb in KEEP or verb in PAST or verb == "said:"
+    return body, i if known and body[:1].isupper() else None
+
+
+def to_you(content: str, name: str | None = None) -> str:
+    """A note about the reader, addressed to them: "Prefers email." → "You prefer email."."""
+    body, verb = note_body(content, name)
+    if verb is not None:
+        words = body.split(" ")
+        words[verb] = VERB_OF.get(words[verb].lower(), words[verb].lower())
+        body = " ".join(["You", words[0][:1].lower() + words[0][1:], *words[1:]])
+    for pattern, replacement in YOU:
+        body = re.sub(pattern, replacement, body)
+    return re.sub(r"^Your\b|^your\b", "Your", body)
+
+
+def about(content: str, name: str | None) -> str:
+    """A note about a person, with their name, for staff: "Prefers email." → "Alex prefers email."."""
+    body, verb = note_body(content, name)
+    if not name:
+        return body
+    if verb is not None:
+        return f"{name} {body[:1].lower() + body[1:]}"
+    return re.sub(r"^Their\b", f"{name}'s", body)
+
+
 def fact_key(text: str, name: str = "") -> str:
     """What a memory says, whoever wrote it down: 'Alex says: "We pay by invoice."' and
     'We pay by invoice.' are one fact (stemmed words, without the speaker's name and quotes)."""
     from .ranking import terms
-    body = re.sub(r'^[^"]*\bsa(?:ys|id):\s*', "", (text or "").strip())
+    body = re.sub(r'^[^"]*\bsa(?:ys|id):\s*', "", (text or "").strip(), flags=re.I)
     ignored = set(terms(name))
     return " ".join(t for t in terms(body) if t not in ignored)

@@ -1,11 +1,12 @@
 """Recall: with search on (the default), hybrid ranking; off, keywords for a search and the
 newest memories in scope for the prompt block.
 
-Hybrid = keyword relevance (BM25 with the scope's own term statistics, see ranking.py) fused with
-cosine similarity (NIMBUS_MEMORY_KEYWORD_WEIGHT, the keyword share, tuned on bench/recall.py
---tune), over a bounded pool (the best keyword hits plus the newest rows, all within
-scope). A row without a vector still ranks by keywords and sorts last; an embedder that is down
-falls back to keywords alone, logged, and the caller only notices in quality.
+Hybrid = the rank by keyword relevance (BM25 with the scope's own term statistics, see ranking.py)
+fused with the rank by cosine similarity (weighted reciprocal-rank fusion; NIMBUS_MEMORY_KEYWORD_
+WEIGHT, the keyword share, chosen on bench/recall.py --tune), over a bounded pool (the best keyword
+hits plus the newest rows, all within scope). A row without a vector ranks by its keywords alone;
+an embedder that is down falls back to keywords alone, logged, and the caller only notices in
+quality.
 """
 import logging
 from dataclasses import dataclass
@@ -33,20 +34,28 @@ class Ranked:
     similarity: float | None = None
 
 
-def fused(keyword: dict[int, float], similarity: dict[int, float], weight: float) -> dict:
-    """weight x keyword score (as a share of the best one) + (1 - weight) x cosine similarity."""
-    best = max(keyword.values(), default=0.0) or 1.0
-    return {i: weight * keyword.get(i, 0.0) / best + (1 - weight) * similarity.get(i, 0.0)
-            for i in set(keyword) | set(similarity)}
+RRF_K = 60  # reciprocal-rank fusion's damping constant (Cormack et al. 2009): rank 1 ~ rank 5
+
+
+def fused(keyword_rank: dict[int, int], similarity_rank: dict[int, int], weight: float
+          ) -> dict[int, float]:
+    """Weighted reciprocal-rank fusion: weight / (K + keyword rank) + (1 - weight) / (K +
+    similarity rank), a missing signal adding nothing. Ranks, not scores: BM25 and cosine live on
+    scales that move with the query, the scope and the model, ranks do not."""
+    def share(rank: int | None, of: float) -> float:
+        return of / (RRF_K + rank) if rank else 0.0
+    return {i: share(keyword_rank.get(i), weight) + share(similarity_rank.get(i), 1 - weight)
+            for i in set(keyword_rank) | set(similarity_rank)}
 
 
 def rank_hybrid(embedding: QueryEmbedding, keyword_ids: list[int], recent_ids: list[int],
                 load_vectors: Callable[[list[int]], list[tuple[int, bytes | None, str | None]]],
                 config, limit: int, keyword_scores: dict[int, float] | None = None
                 ) -> tuple[list[Ranked], str]:
-    """Keyword relevance fused with similarity (keywords alone without an embedder); recency
-    (the higher id) only breaks ties. `keyword_ids` are best first; without scores their ranks
-    stand in for them."""
+    """Keyword ranks fused with similarity ranks (keywords alone without an embedder); recency
+    (the higher id) breaks ties. `keyword_ids` are best first; without scores their ranks stand
+    in for them. Only rows at least NIMBUS_MEMORY_MIN_SIMILARITY alike get a similarity rank, so
+    a row needs a keyword hit or real likeness to be returned at all."""
     keyword = keyword_scores if keyword_scores is not None else {
         id_: 1.0 / rank for rank, id_ in enumerate(keyword_ids, 1)}
     keyword_rank = {id_: rank for rank, id_ in enumerate(best_first(keyword), 1)}
@@ -66,11 +75,10 @@ def rank_hybrid(embedding: QueryEmbedding, keyword_ids: list[int], recent_ids: l
         mode = KEYWORDS
     if mode == HYBRID:
         floor = config["NIMBUS_MEMORY_MIN_SIMILARITY"]
-        relevant = {i: s for i, s in fused(keyword, similarity, config[
-            "NIMBUS_MEMORY_KEYWORD_WEIGHT"]).items()
-            if i in keyword_rank or similarity.get(i, -1) >= floor}
-        # Vectorless rows (keyword hits only) sort after every row with a vector.
-        best = sorted(relevant, key=lambda i: (i not in similarity, -round(relevant[i], 9), -i))
+        alike = {i: s for i, s in similarity.items() if s >= floor}
+        similarity_rank = {id_: rank for rank, id_ in enumerate(best_first(alike), 1)}
+        relevant = fused(keyword_rank, similarity_rank, config["NIMBUS_MEMORY_KEYWORD_WEIGHT"])
+        best = best_first(relevant)
     else:
         best = best_first(keyword)
     return [Ranked(i, why(i, keyword_rank, similarity, mode), similarity.get(i))
@@ -90,7 +98,8 @@ def search(scope: SessionScope, query: str, config, limit: int = 5) -> tuple[lis
     """[(memory, why)] best first, within the session's scope, and the mode that ranked them."""
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
-    scores, matches = memory_matches(scope.applies_clause, query, pool)
+    scores, matches = memory_matches(scope.applies_clause, query, pool, key=(
+        scope.tenant_id, scope.subject_id, tuple(sorted(scope.orders.values()))))
     recent = db.session.execute(select(Memory.id, Memory.embedding, Memory.embedding_model)
                                 .where(scope.applies_clause)
                                 .order_by(Memory.id.desc()).limit(max(pool // 2, 1))).all()

@@ -1,7 +1,7 @@
 """The model's memory tools: save_memory, search_memories, search_history (off with NIMBUS_MEMORY_TOOLS)."""
 from ...agent.tools import tool
 from .history import search_turns
-from .phrasing import in_third_person
+from .phrasing import in_note_form
 from .recall import search
 from .scopes import SCOPE_WORDS, TENANT_WORD, InvalidScope, SessionScope, describe
 from .sharing import shares_memories
@@ -38,7 +38,7 @@ def save_memory(context, args):
         personal = True  # a customer's words never become a rule for every other customer
     try:
         memory, created = remember(
-            SessionScope.for_user(user), in_third_person(str(args["content"]), user.name), config,
+            SessionScope.for_user(user), in_note_form(str(args["content"])), config,
             source="tool", word=word, personal=personal, order_number=args.get("order_number"),
             conversation_id=context.conversation.id, turn_seq=context.turn_seq)
     except (InvalidScope, InvalidMemory) as error:

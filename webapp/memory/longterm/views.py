@@ -13,12 +13,14 @@ from ...extensions import db, htmx
 from ...models import Conversation
 from ...policy import may_edit_memory
 from .history import search_turns
+from .phrasing import about, to_you
 from .scopes import (ACCOUNT, ORDER, SCOPE_WORDS, TENANT_WORD, InvalidScope, SessionScope,
                      applies_to, scope_label)
 from .sharing import set_memory_sharing, shares_memories, sharing_choice
 from .store import InvalidMemory, delete_memory, editable, newest, remember, update_content, visible
 
 bp = Blueprint("memories", __name__)
+bp.add_app_template_filter(about, "about")  # staff views: a note with the person's name
 PANEL_LIMIT = 200
 SEARCH_LIMIT = 8
 
@@ -68,6 +70,8 @@ def render_panel(error: str | None = None, status: int = 200):
     memories = groups(scope)
     context = {"groups": memories, "own": own_conversations(scope, memories),
                "can_edit": lambda m: editable(scope, m), "applies_to": applies_to,
+               "addressed": lambda m: m.content if m.shared or m.subject_id != g.user.id
+               else to_you(m.content, g.user.name),
                "words": scope.words(),
                "orders": sorted(scope.orders), "choice": sharing_choice(g.user),
                "sharing": shares_memories(g.user, current_app.config),
