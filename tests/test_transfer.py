@@ -49,7 +49,7 @@ def test_import_accepts_a_plain_list_of_messages(runner, tmp_path):
 
 @pytest.mark.parametrize("payload, reason", [
     ("{not json", "not valid JSON"),
-    (json.dumps({"hello": "world"}), "not a Nimbus conversation"),
+    (json.dumps({"hello": "world"}), "not a conversation file Nimbus reads"),
     (json.dumps([{"role": "user"}]), "message 1, content: Field required"),
     (json.dumps([{"role": "user", "content": "Hi"},
                  {"role": "tool", "tool_call_id": "x", "name": "t", "content": "{}"}]),
