@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import ValidationError
+from sqlalchemy import insert
 
 from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
@@ -267,10 +268,11 @@ def write(checked: Checked, user: User) -> Conversation:
         settings=meta.settings.model_dump(exclude_unset=True) if meta else {},
         instructions=checked.instructions)
     rows = []
+    now = utcnow()
     for seq, (one, record) in enumerate(zip(turns, raw)):
         messages = record["messages"]
         compact = compact_turn(messages)
-        rows.append(Turn(
+        rows.append(dict(
             seq=seq, messages=messages, compact=compact, question=messages[0]["content"],
             answer=final_answer(messages), full_tokens=estimate_messages(messages),
             compact_tokens=estimate_messages(compact),
@@ -278,16 +280,17 @@ def write(checked: Checked, user: User) -> Conversation:
             outcome=one.outcome, trace=record.get("trace") or [],
             prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
             context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
-            manifest=record.get("manifest"), created_at=one.created_at or utcnow()))
-    conversation.turns = rows
+            manifest=record.get("manifest"), created_at=one.created_at or now, heartbeat_at=now))
     conversation.turn_count = len(turns)
-    conversation.history_tokens = sum(t.full_tokens for t in rows)
+    conversation.history_tokens = sum(t["full_tokens"] for t in rows)
     created = checked.created_at or turns[0].created_at
     if created:
         conversation.created_at = created
-    conversation.updated_at = utcnow()
+    conversation.updated_at = now
     db.session.add(conversation)
     db.session.flush()
+    # One executemany, not one ORM object per turn: a 10,000-turn export is written in seconds.
+    db.session.execute(insert(Turn), [{**row, "conversation_id": conversation.id} for row in rows])
     texts = meta.request_texts if meta else {}
     # Only a text that matches its hash, so an import cannot make a turn claim it was sent.
     store_texts(conversation.id, {h: t for h, t in texts.items() if text_hash(t) == h})
