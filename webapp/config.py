@@ -24,6 +24,9 @@ DEFAULTS = {
     "NIMBUS_TIMEZONE": "UTC",  # pages' times when the browser has not said its own zone yet
     "NIMBUS_DELETE_UNDO_SECONDS": 15,  # a deleted conversation can be restored for this long
     "NIMBUS_OFFLINE_WORDS_PER_SECOND": 12.0,  # offline model's pace; 0 = all at once (tests)
+    # OpenTelemetry traces of each reply (webapp/tracing.py): off unless an OTLP/HTTP endpoint is set
+    "OTEL_EXPORTER_OTLP_ENDPOINT": None,  # e.g. http://localhost:4318 (Jaeger, Langfuse, Phoenix)
+    "NIMBUS_OTEL_CAPTURE_CONTENT": False,  # also put the messages' text on the spans
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
     # Reply runs under load (README "Running under load")
@@ -100,7 +103,7 @@ BOOL_KEYS = {"SESSION_COOKIE_SECURE", "NIMBUS_RATE_LIMIT_ENABLED",
              "NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
              "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE", "NIMBUS_GUESTS",
-             "NIMBUS_SIGNUP"}
+             "NIMBUS_SIGNUP", "NIMBUS_OTEL_CAPTURE_CONTENT"}
 
 
 def coerce(key, value):
