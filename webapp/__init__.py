@@ -54,6 +54,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import accounts, staff
     accounts.init_app(app)
     staff.init_app(app)
+    from .transfer import views as transfer
+    transfer.init_app(app)  # export downloads and the /import upload
     security.limit_writes(app)  # per session and per IP, on the routes that write
 
     from . import cli

@@ -131,7 +131,8 @@ class ReplyTrace:
         name = (conversation.tenant.settings or {}).get("assistant_name") or "Nimbus"
         self.root = tracer.start_span(f"invoke_agent {name}", kind=SpanKind.INTERNAL, attributes={
             "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name,
-            "gen_ai.request.model": provider.model, "nimbus.turn.seq": turn.seq, **self.common})
+            "gen_ai.request.model": provider.model, "nimbus.turn.seq": turn.seq,
+            "session.id": conversation.id, **self.common})  # Langfuse's sessions group by it
         self.parent = set_span_in_context(self.root)
         self.context_attributes: dict = {}
         self.open: list = []

@@ -80,7 +80,8 @@ def export_markdown(conversation: Conversation) -> str:
         if steps or answer:
             lines += [f"### {name}", ""]
         if steps:
-            lines += [f"<details><summary>{len(steps)} tool step(s)</summary>", "", *steps, "",
+            calls = sum(len(m.get("tool_calls") or []) for m in turn.messages)
+            lines += [f"<details><summary>{calls} tool call(s)</summary>", "", *steps, "",
                       "</details>", ""]
         if answer:
             lines += [answer, ""]
