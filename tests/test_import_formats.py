@@ -126,3 +126,16 @@ def test_a_format_named_that_does_not_fit_says_which_field_is_missing(runner):
                                  "--format", "chatgpt"])
     assert result.exit_code == 1
     assert "conversation 1, mapping: expected an object (missing)" in result.output
+
+
+def test_a_large_file_shows_progress_while_it_is_checked_and_written(runner, tmp_path):
+    chat = json.loads((DATA / "chatgpt/conversations.json").read_text())[1]
+    chat["mapping"]["ans"]["message"]["content"]["parts"] = ["word " * 20_000]  # 100 kB
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([chat] * 60))  # 6 MB
+    result = runner.invoke(args=["import", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "Reading" in result.stderr and "(6.1 MB)" in result.stderr
+    # Off a terminal click prints each bar's label once; on one, the bar moves.
+    assert "Checking conversations" in result.stderr and "Importing 60 turns" in result.stderr
+    assert "Imported 60 conversations, 60 turn(s):" in result.stdout

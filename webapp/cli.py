@@ -1,4 +1,5 @@
 """The `flask --app webapp …` commands: set up, chat, inspect, export and import, purge."""
+import io
 import json
 import re
 import sys
@@ -289,10 +290,16 @@ def import_(files, fmt, email, tenant_slug):
     try:
         for file in files:
             raw = read_file(file)
-            if len(raw) > 5_000_000:
+            large = len(raw) > 5_000_000
+            if large:
                 click.echo(f"Reading {file} ({len(raw) / 1e6:.1f} MB)…", err=True)
             try:
-                checked += parse(load(raw), fmt)
+                data = load(raw)
+                records = len(data) if large and isinstance(data, list) else 0
+                with click.progressbar(length=records, label="Checking conversations",
+                                       file=sys.stderr if records else io.StringIO(),
+                                       show_pos=True) as bar:
+                    checked += parse(data, fmt, bar.update if records else None)
             except InvalidImport as error:
                 raise InvalidImport(f"{file}: {error}" if len(files) > 1 else str(error)) from None
         user, created = import_owner(email, tenant_slug)  # only once every file is checked

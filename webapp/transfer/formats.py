@@ -37,8 +37,9 @@ def detect(data) -> str:
                         "export or ShareGPT")
 
 
-def read(data, fmt: str = "auto") -> list[Checked]:
-    """Every conversation in a loaded file of format `fmt` (auto: detected), checked."""
+def read(data, fmt: str = "auto", progress=None) -> list[Checked]:
+    """Every conversation in a loaded file of format `fmt` (auto: detected), checked;
+    `progress(n)` is called as each conversation has been checked."""
     from .chat_apps import chatgpt, claude, openwebui
     fmt = detect(data) if fmt == "auto" else fmt
     if fmt == "nimbus":
@@ -61,6 +62,8 @@ def read(data, fmt: str = "auto") -> list[Checked]:
             raise InvalidImport(f"{label or 'the file'}: expected an object, got "
                                 f"{type(record).__name__}")
         checked.append(readers[fmt](record, label))
+        if progress:
+            progress(1)
     return checked
 
 

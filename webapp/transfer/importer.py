@@ -229,10 +229,10 @@ def check_nimbus(data: dict) -> Checked:
     return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions)
 
 
-def parse(data, fmt: str = "auto") -> list[Checked]:
+def parse(data, fmt: str = "auto", progress=None) -> list[Checked]:
     """Every conversation of a loaded file, checked: nothing is written yet."""
     from .formats import read
-    return read(data, fmt)
+    return read(data, fmt, progress)
 
 
 def import_conversation(data, user: User) -> Conversation:
