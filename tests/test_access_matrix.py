@@ -31,7 +31,7 @@ MATRIX = {
     "viewer.apply_settings": {"owner", "admin"},
     "viewer.show_sent": {"owner"} | TENANT_STAFF, "viewer.show_sent_json": {"owner"} | TENANT_STAFF,
     "viewer.find": {"owner"} | TENANT_STAFF, "viewer.compare": {"owner"} | TENANT_STAFF,
-    "viewer.download": {"owner"} | TENANT_STAFF,
+    "viewer.download": {"owner"} | TENANT_STAFF, "transfer.export": {"owner"} | TENANT_STAFF,
     "memories.edit_memory": {"owner"}, "memories.delete_memory_view": {"owner"},
     "staff.show_console": ANY_STAFF, "staff.show_conversation": TENANT_STAFF,
     "staff.show_audit": {"admin", "admin_b"}, "shares.create": TENANT_STAFF,
@@ -45,6 +45,7 @@ MATRIX = {
     "memories.set_sharing": EVERYONE, "memories.search_history": EVERYONE,
     "account.show_account": EVERYONE, "account.download_data": EVERYONE,
     "account.delete_data": EVERYONE,
+    "transfer.show_import": EVERYONE, "transfer.upload": EVERYONE,  # into their own account
     # Public: signing in, and a share link (the token is the permission).
     "auth.login": EVERYONE, "auth.logout": EVERYONE, "auth.signup": EVERYONE,
     "share.show_shared": EVERYONE, "static": EVERYONE,
@@ -106,7 +107,8 @@ def test_every_route_answers_each_role_as_the_policy_says(world):
     for endpoint, rule, method in routes(app):
         allowed = MATRIX.get(endpoint)
         assert allowed is not None, f"{endpoint} ({rule}) is missing from the access matrix"
-        params = {**values, "memory_id": memory_ids.get(endpoint.split(".")[0], 0)}
+        params = {**values, "memory_id": memory_ids.get(endpoint.split(".")[0], 0),
+                  "fmt": "markdown"}
         url = rule.build({k: params[k] for k in rule.arguments}, append_unknown=False)[1]
         # Refused actors first: the allowed ones may change what the others would see.
         for actor in sorted(ACTORS, key=lambda a: a in allowed):

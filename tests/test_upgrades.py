@@ -19,7 +19,8 @@ from webapp.staff.shares import share_url
 
 from .accounts_support import fresh_request_globals, sign_in
 from .postgres_support import new_database
-from .upgrade_support import (GUEST_ROW, PASSWORD, build_at, comparable, fill, past_revisions,
+from .upgrade_support import (GUEST_ROW, PASSWORD, before, build_at, comparable, fill,
+                              give_session_tokens, past_revisions,
                               read_back, table_names)
 
 REWRITTEN = {("users", "session_token")}  # given a fresh random value by 0007_fresh_session_tokens
@@ -82,12 +83,17 @@ def test_upgrading_from_every_revision_keeps_every_row_and_serves_it(database_ur
     with app.app_context():
         build_at(revision)
         stored = fill()
-        before = table_names()
+        legacy_tokens = before(revision, "0007_fresh_session_tokens")
+        if not legacy_tokens:
+            give_session_tokens(stored)
+        tables_before = table_names()
         had_passwords = "password_hash" in stored["users"][0]
         create_schema()
-        assert before <= table_names()
+        assert tables_before <= table_names()
         assert_every_row_kept(stored, read_back(stored))
         tokens = [u.session_token for u in db.session.scalars(db.select(User))]
+        if not legacy_tokens:  # a token made since 0007 is kept: nobody is signed out again
+            assert tokens == [u["session_token"] for u in stored["users"]]
         assert len(set(tokens)) == len(tokens) and all(re.fullmatch("[0-9a-f]{32}", t) for t in tokens)
         assert_served(app, stored, had_passwords)
         if db.engine.dialect.name == "sqlite":

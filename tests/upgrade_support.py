@@ -108,6 +108,21 @@ IN_THE_FUTURE = {("share_links", "expires_at"), ("locks", "expires_at"),
                  ("job_runs", "lease_until")}
 
 
+def before(revision: str, later: str) -> bool:
+    """Whether `revision` comes before `later` in the migration history."""
+    order = [r.revision for r in ScriptDirectory(MIGRATIONS).walk_revisions()][::-1]
+    return order.index(revision) < order.index(later)
+
+
+def give_session_tokens(stored: dict[str, list[dict]]) -> None:
+    """Give each filled user the random session token the app has made since 0007."""
+    for i, user in enumerate(stored["users"]):
+        user["session_token"] = f"{i + 1:032x}"
+        db.session.execute(db.text("UPDATE users SET session_token = :t WHERE id = :id"),
+                           {"t": user["session_token"], "id": user["id"]})
+    db.session.commit()
+
+
 def build_at(revision: str) -> None:
     """Migrate the app's (empty) database up to `revision`."""
     upgrade(directory=MIGRATIONS, revision=revision)

@@ -32,7 +32,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import security
     security.init_app(app)  # bounded ids, no NUL, UTF-8; before the blueprints add their routes
 
-    from . import jobs, local_time, policy
+    from . import jobs, local_time, policy, tracing
+    tracing.init_app(app)  # builds an exporter only when OTEL_EXPORTER_OTLP_ENDPOINT is set
     from .chat import identity, rendering
     jobs.init_app(app)
     local_time.init_app(app)
@@ -54,6 +55,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import accounts, staff
     accounts.init_app(app)
     staff.init_app(app)
+    from .transfer import views as transfer
+    transfer.init_app(app)  # export downloads and the /import upload
     security.limit_writes(app)  # per session and per IP, on the routes that write
 
     from . import cli

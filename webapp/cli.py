@@ -1,13 +1,16 @@
 """The `flask --app webapp …` commands: set up, chat, inspect, export and import, purge."""
+import io
 import json
 import os
 import re
+import sys
 
 import click
 from flask import current_app
 from flask.cli import with_appcontext
 
 from .extensions import db
+from .transfer.formats import FORMATS
 
 
 def init_app(app) -> None:
@@ -260,18 +263,24 @@ def purge(older_than, dry_run, yes):
 PURGE_LISTED = 50
 
 
+EXPORTS = ("json", "openai", "markdown")
+
+
 @click.command()
 @click.argument("conversation_id")
-@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json")
+@click.option("--format", "fmt", type=click.Choice(EXPORTS), default="json",
+              help="json: Nimbus's own (re-importable, lossless); openai: Chat Completions "
+                   "messages; markdown: for people.")
 @user_option
 def export(conversation_id, fmt, email):
-    """Write a conversation to stdout as JSON (re-importable) or Markdown (for people)."""
-    from .transfer import export_conversation, export_markdown
+    """Write a conversation to stdout as JSON (re-importable), OpenAI messages or Markdown."""
+    from .transfer import export_conversation, export_markdown, export_openai
     conversation = owned(conversation_id, resolve_user(email))
     if fmt == "markdown":
         click.echo(export_markdown(conversation))
     else:
-        click.echo(json.dumps(export_conversation(conversation), indent=2, ensure_ascii=False))
+        data = export_openai(conversation) if fmt == "openai" else export_conversation(conversation)
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def read_file(path: str) -> bytes:
@@ -310,26 +319,55 @@ EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
 
 
 @click.command("import")
-@click.argument("file", metavar="FILE")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="The file's format; auto tells them apart by their shape.")
 @click.option("--user", "email", default=None, metavar="EMAIL",
               help="The customer it belongs to (default: the demo customer); created if new.")
 @click.option("--tenant", "tenant_slug", default=None, metavar="SLUG",
               help="With a new --user: the shop to create them in (default: the demo shop).")
-def import_(file, email, tenant_slug):
-    """Import a conversation from a JSON export (or a list of {role, content}); - reads stdin."""
-    from .transfer import InvalidImport, load, parse, write
+def import_(files, fmt, email, tenant_slug):
+    """Import conversations: a Nimbus export, OpenAI messages (JSON or JSONL), ChatGPT's or
+    Claude's conversations.json (ChatGPT's split conversations-000.json… may be given together),
+    an Open WebUI export or ShareGPT; - reads stdin. All files go in at once, or none."""
+    from .transfer import InvalidImport, import_all, load, parse
+    checked = []
     try:
-        checked = parse(load(read_file(file)))  # before anything, the customer included, is written
-        user, created = import_owner(email, tenant_slug)
-        conversation = write(checked, user)
+        for file in files:
+            raw = read_file(file)
+            large = len(raw) > 5_000_000
+            if large:
+                click.echo(f"Reading {file} ({len(raw) / 1e6:.1f} MB)…", err=True)
+            try:
+                data = load(raw)
+                records = len(data) if large and isinstance(data, list) else 0
+                with click.progressbar(length=records, label="Checking conversations",
+                                       file=sys.stderr if records else io.StringIO(),
+                                       show_pos=True) as bar:
+                    checked += parse(data, fmt, bar.update if records else None)
+            except InvalidImport as error:
+                raise InvalidImport(f"{file}: {error}" if len(files) > 1 else str(error)) from None
+        user, created = import_owner(email, tenant_slug)  # only once every file is checked
+        total = sum(len(c.turns) for c in checked)
+        with click.progressbar(length=total, label=f"Importing {total:,} turns", file=sys.stderr,
+                               show_pos=True) as bar:
+            conversations = import_all(checked, user, bar.update)
     except InvalidImport as error:
         db.session.rollback()
         raise click.ClickException(f"refused, nothing imported: {error}") from None
     if created:
         click.echo(f"Created customer {user.email} in the shop {user.tenant.slug!r}.")
-    click.echo(f"Imported {conversation.turn_count} turn(s) as conversation: {conversation.id}")
+    if len(conversations) == 1:
+        conversation = conversations[0]
+        click.echo(f"Imported {conversation.turn_count} turn(s) as conversation: {conversation.id}")
+    else:
+        click.echo(f"Imported {len(conversations)} conversations, {total} turn(s):")
+        for conversation in conversations:
+            click.echo(f"  {conversation.id}  {conversation.turn_count:>5} turn(s)  "
+                       f"{conversation.title}")
     if current_app.config.get("NIMBUS_MEMORY_SEARCH"):
         from .jobs import enqueue
         from .memory.longterm.jobs import embed_conversation_job
-        enqueue(embed_conversation_job, conversation.id)
+        for conversation in conversations:
+            enqueue(embed_conversation_job, conversation.id)
         click.echo("Queued its turns for similarity search (batched, in the background).")

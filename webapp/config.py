@@ -28,6 +28,10 @@ DEFAULTS = {
     "NIMBUS_TIMEZONE": "UTC",  # pages' times when the browser has not said its own zone yet
     "NIMBUS_DELETE_UNDO_SECONDS": 15,  # a deleted conversation can be restored for this long
     "NIMBUS_OFFLINE_WORDS_PER_SECOND": 12.0,  # offline model's pace; 0 = all at once (tests)
+    # OpenTelemetry traces of each reply (webapp/tracing.py): off unless an OTLP/HTTP endpoint is set
+    "NIMBUS_IMPORT_MAX_BYTES": 64_000_000,  # one browser upload at /import (a ChatGPT export is tens of MB)
+    "OTEL_EXPORTER_OTLP_ENDPOINT": None,  # e.g. http://localhost:4318 (Jaeger, Langfuse, Phoenix)
+    "NIMBUS_OTEL_CAPTURE_CONTENT": False,  # also put the messages' text on the spans
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
     # Reply runs under load (README "Running under load")
@@ -85,7 +89,7 @@ DEFAULTS = {
     "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE": False,  # may a chat write shop-wide shared memories?
 }
 
-INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_PROXY_HOPS",
+INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_IMPORT_MAX_BYTES", "NIMBUS_PROXY_HOPS",
             "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
             "NIMBUS_MAX_ANSWER_CHARS",
@@ -105,7 +109,7 @@ BOOL_KEYS = {"SESSION_COOKIE_SECURE", "NIMBUS_RATE_LIMIT_ENABLED",
              "NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
              "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE", "NIMBUS_GUESTS",
-             "NIMBUS_SIGNUP"}
+             "NIMBUS_SIGNUP", "NIMBUS_OTEL_CAPTURE_CONTENT"}
 
 
 def coerce(key, value):

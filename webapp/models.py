@@ -87,6 +87,8 @@ class Conversation(db.Model):
     token_ratio: Mapped[float] = mapped_column(default=1.0)
     # Set with its first rolling summary: without one, requests skip the summary lookup.
     has_summary: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # The system message an imported conversation came with, sent after the shop's prompt.
+    instructions: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     # Set by Delete; the row really goes once the undo window has passed (storage.purge_deleted).

@@ -17,6 +17,7 @@ from ..llm.messages import assistant_message, close_open_tool_calls, tool_messag
 from ..llm.tokens import calibrated_ratio, estimate_messages
 from ..memory.context import assemble
 from ..memory.manifest import ManifestRecorder
+from .. import tracing
 from ..extensions import db
 from ..storage import checkpoint_turn, finish_turn
 from .tools import ToolContext, run_tool, tools_for
@@ -101,6 +102,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
     context_tokens = estimate_messages(messages)
     progress = {} if progress is None else progress
     progress.update(messages=messages, streamed=streamed)
+    spans = tracing.reply(turn, provider, config)  # OFF (does nothing) unless tracing is on
 
     def event(kind, step, data, line=""):
         trace.append({"kind": kind, "step": step, "line": line,
@@ -116,6 +118,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
         context_tokens = plan.total_tokens + estimate_messages(messages)
         history = plan.section("history")
         loaded = loaded_sections(plan)
+        spans.context(plan)
         release_connection()
         yield event("memory", 0, {"messages": len(history.messages), "tokens": history.tokens,
                                   "context_tokens": context_tokens, **loaded},
@@ -128,6 +131,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             release_connection()
             manifest.call(messages)
             limit, size = config["NIMBUS_MAX_ANSWER_CHARS"], 0
+            span = spans.model_call(step, plan, messages)
             try:
                 for chunk in (stream := provider.stream(plan.messages + messages, specs)):
                     if isinstance(chunk, str):
@@ -145,11 +149,13 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 if reply is None:
                     raise ProviderError("the provider ended without a reply")
             except ProviderError as error:
+                spans.failed(span, error)
                 ms = round((time.monotonic() - started) * 1000)
                 yield event("error", step, {"error": str(error), "ms": ms}, f"API error: {error}")
                 outcome, answer = "api_error", FALLBACK_ERROR
                 break
             ms = round((time.monotonic() - started) * 1000)
+            spans.model_done(span, reply)
             manifest.reported(reply.usage)
             for key, value in (reply.usage or {}).items():
                 usage[key] = usage.get(key, 0) + (value or 0)
@@ -174,6 +180,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 key = call.name + json.dumps(call.arguments, sort_keys=True)
                 calls_seen[key] = calls_seen.get(key, 0) + 1
                 tool_started = time.monotonic()
+                tool_span = spans.tool(call)
                 if calls_seen[key] > config["NIMBUS_MAX_REPEAT_CALLS"]:
                     result = {"error": REPEATED_CALL}
                 else:
@@ -183,6 +190,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                     finally:
                         progress["in_tool"] = False
                 tool_ms = round((time.monotonic() - tool_started) * 1000)
+                spans.tool_done(tool_span, result)
                 messages.append(tool_message(call.id, call.name, result))
                 # The result is stored in the same commit as what the tool wrote, so a run taken
                 # over after a crash never runs a tool twice.
@@ -208,6 +216,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             assistant_message(f"{partial} …\n\n{answer}" if partial else answer)]
         yield AgentEvent("answer", 0, {"text": answer, "fallback": True})
     finally:
+        spans.end(outcome, usage)
         if progress.get("claim", lambda: True)():  # False: stopped while waiting, saved for it
             save_turn(turn, plan, manifest, messages if outcome else
                       partial_messages(messages, streamed), outcome or "interrupted", trace,

@@ -24,4 +24,7 @@ def system_prompt(conversation) -> str:
                                   name=shop.get("assistant_name") or "Nimbus")
     if shop.get("instructions"):
         prompt += f"\n\nInstructions from the shop's team:\n{shop['instructions']}"
+    if getattr(conversation, "instructions", None):  # an imported conversation's system message
+        prompt += ("\n\nInstructions this conversation was imported with (the rules above come "
+                   f"first):\n{conversation.instructions}")
     return prompt

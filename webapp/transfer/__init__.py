@@ -1,9 +1,13 @@
 """Export a conversation as JSON or Markdown, and import one back, atomically and validated.
 
-export.py writes the format, schema.py says what an import must be, importer.py reads and writes.
+export.py writes the formats, schema.py says what an import must be, importer.py checks and
+writes, formats.py and chat_apps.py read other tools' files (OpenAI, ChatGPT, Claude, Open WebUI,
+ShareGPT) into the same checked shape.
 """
-from .export import FORMAT, VERSION, export_conversation, export_markdown
-from .importer import InvalidImport, import_conversation, load, parse, write
+from .export import FORMAT, VERSION, export_conversation, export_markdown, export_openai
+from .importer import InvalidImport, import_all, import_conversation, load, parse, write
+from .formats import FORMATS, detect
 
-__all__ = ["FORMAT", "VERSION", "InvalidImport", "export_conversation", "export_markdown",
-           "import_conversation", "load", "parse", "write"]
+__all__ = ["FORMAT", "FORMATS", "VERSION", "InvalidImport", "detect", "export_conversation",
+           "export_markdown", "export_openai", "import_all", "import_conversation", "load",
+           "parse", "write"]

@@ -18,6 +18,7 @@ def export_conversation(conversation: Conversation) -> dict:
         "format": FORMAT, "version": VERSION, "id": conversation.id, "title": conversation.title,
         "strategy": conversation.strategy, "settings": conversation.settings or {},
         "created_at": conversation.created_at.isoformat(),
+        **({"instructions": conversation.instructions} if conversation.instructions else {}),
         "turns": [{"messages": t.messages, "created_at": t.created_at.isoformat(),
                    **{f: getattr(t, f) for f in TURN_FIELDS}}
                   for t in conversation.turns],
@@ -28,16 +29,76 @@ def export_conversation(conversation: Conversation) -> dict:
     }
 
 
-def export_markdown(conversation: Conversation) -> str:
-    lines = [f"# {conversation.title}", "", f"Conversation `{conversation.id}`", ""]
+def openai_message(message: dict) -> dict:
+    """A neutral message as the Chat Completions API takes it (what a test pastes in)."""
+    if message["role"] == "assistant":
+        out = {"role": "assistant", "content": message.get("content") or None}
+        if message.get("tool_calls"):
+            out["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
+                "name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False)}}
+                for c in message["tool_calls"]]
+        elif out["content"] is None:
+            out["content"] = ""
+        return out
+    if message["role"] == "tool":
+        return {"role": "tool", "tool_call_id": message["tool_call_id"],
+                "content": message["content"]}
+    return {"role": message["role"], "content": message["content"]}
+
+
+def export_openai(conversation: Conversation) -> list[dict]:
+    """The conversation as OpenAI chat messages: its instructions as the system message, then
+    every turn's messages (an imported transcript's empty opening question left out)."""
+    out = [{"role": "system", "content": conversation.instructions}] \
+        if conversation.instructions else []
     for turn in conversation.turns:
-        lines += [f"## Turn {turn.seq + 1}", ""]
+        messages = turn.messages
+        if turn.seq == 0 and not messages[0]["content"] and len(messages) > 1:
+            messages = messages[1:]
+        out += [openai_message(m) for m in messages]
+    return out
+
+
+def assistant_name(conversation: Conversation) -> str:
+    return (conversation.tenant.settings or {}).get("assistant_name") or "Nimbus"
+
+
+def export_markdown(conversation: Conversation) -> str:
+    """Title, date, then each question under `### Customer` and each answer under the
+    assistant's name, tool steps folded into <details>."""
+    name = assistant_name(conversation)
+    lines = [f"# {conversation.title}", "",
+             f"{conversation.created_at:%Y-%m-%d %H:%M} UTC · conversation `{conversation.id}`", ""]
+    if conversation.instructions:
+        lines += ["<details><summary>Instructions</summary>", "",
+                  *quoted(conversation.instructions), "", "</details>", ""]
+    for turn in conversation.turns:
         if turn.question:  # an imported transcript may open with Nimbus speaking
-            lines += [f"**Customer:** {turn.question}", ""]
-        for m in turn.messages[1:]:
-            for call in m.get("tool_calls") or []:
-                lines.append(f"- *tool call* `{call['name']}({json.dumps(call['arguments'])})`")
-            if m["role"] == "tool":
-                lines.append(f"- *result* `{m['content'][:200]}`")
-        lines += ["", f"**Nimbus:** {final_answer(turn.messages)}", ""]
+            lines += ["### Customer", "", turn.question, ""]
+        steps = tool_steps(turn.messages)
+        answer = final_answer(turn.messages)
+        if steps or answer:
+            lines += [f"### {name}", ""]
+        if steps:
+            calls = sum(len(m.get("tool_calls") or []) for m in turn.messages)
+            lines += [f"<details><summary>{calls} tool call(s)</summary>", "", *steps, "",
+                      "</details>", ""]
+        if answer:
+            lines += [answer, ""]
     return "\n".join(lines)
+
+
+def quoted(text: str) -> list[str]:
+    return ["> " + line for line in text.splitlines()]
+
+
+def tool_steps(messages: list[dict]) -> list[str]:
+    """One line per tool call and per result, in the order they happened."""
+    lines = []
+    for m in messages[1:]:
+        for call in m.get("tool_calls") or []:
+            lines.append(f"- `{call['name']}({json.dumps(call['arguments'], ensure_ascii=False)})`")
+        if m["role"] == "tool":
+            result = m["content"] if len(m["content"]) <= 500 else m["content"][:499] + "…"
+            lines.append(f"  - result: `{result.replace('`', chr(39))}`")
+    return lines

@@ -5,16 +5,20 @@ A refusal names the turn and the field in one line, and nothing is written. A pl
 turn whose question is empty, so every turn still starts with one user message.
 """
 import json
+from dataclasses import dataclass
+from datetime import datetime
 
 from pydantic import ValidationError
+from sqlalchemy import insert
 
 from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
 from ..memory.manifest import store_texts, text_hash
 from ..models import Conversation, Turn, User, utcnow
-from .export import FORMAT, VERSION
-from .schema import NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord
+from .export import VERSION
+from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord, bounded_text,
+                     to_utc)
 
 MAX_DEPTH = 40  # JSON nesting: a real export needs about 12
 TITLE_CHARS = 200
@@ -24,19 +28,39 @@ class InvalidImport(ValueError):
     """The file is not a conversation we can import; the text says why, in one line."""
 
 
+class JsonLines(list):
+    """The records of a JSON Lines file (one JSON value per line), in order."""
+
+
 def load(raw: bytes | str):
-    """Parse JSON text, refusing what no database stores: NUL, NaN, deep nesting, non-UTF-8."""
+    """Parse JSON (or JSON Lines) text, refusing what no database stores: NUL, a lone surrogate,
+    NaN, deep nesting, non-UTF-8."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        data = json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
     except UnicodeDecodeError:
         raise InvalidImport("the file is not UTF-8 text") from None
-    except RecursionError:
-        raise InvalidImport(f"the JSON is nested more than {MAX_DEPTH} levels deep") from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
+    try:
+        data = json_value(text)
     except json.JSONDecodeError as error:
-        raise InvalidImport(f"not valid JSON: {error}") from None
+        if error.msg != "Extra data":
+            raise InvalidImport(f"not valid JSON: {error}") from None
+        data = JsonLines()
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    data.append(json_value(line))
+                except json.JSONDecodeError as error:
+                    raise InvalidImport(f"line {number}: not valid JSON: {error}") from None
     check_values(data)
     return data
+
+
+def json_value(text: str):
+    try:
+        return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
+    except RecursionError:
+        raise InvalidImport(f"the JSON is nested more than {MAX_DEPTH} levels deep") from None
 
 
 def refuse_constant(name):
@@ -60,14 +84,29 @@ def check_values(data) -> None:
             raise InvalidImport(f"{where(path[:6], plain)}: nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, dict):
             for key, item in value.items():
-                if "\x00" in key:
-                    raise InvalidImport(f"{where(path, plain)}: a key contains a NUL character")
+                if "\x00" in key or not (key.isascii() or valid_unicode(key)):
+                    raise InvalidImport(f"{where(path, plain)}: a key contains a NUL character "
+                                        "or a lone surrogate")
                 stack.append((item, (*path, key)))
         elif isinstance(value, list):
             stack.extend((item, (*path, i)) for i, item in enumerate(value))
-        elif isinstance(value, str) and "\x00" in value:
-            raise InvalidImport(f"{where(path, plain)}: contains a NUL character (\\0), "
-                                "which cannot be stored")
+        elif isinstance(value, str):
+            if "\x00" in value:
+                raise InvalidImport(f"{where(path, plain)}: contains a NUL character (\\0), "
+                                    "which cannot be stored")
+            if not value.isascii() and not valid_unicode(value):
+                raise InvalidImport(f"{where(path, plain)}: contains a lone surrogate (half of an "
+                                    "emoji's escape, like \\ud83d), which is not text")
+
+
+def valid_unicode(text: str) -> bool:
+    """False for a string with a lone surrogate, which JSON's \\u escapes can spell but UTF-8
+    (and so every database column) cannot hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def where(loc, plain: bool = False, origins=None) -> str:
@@ -110,96 +149,149 @@ def reason(error: ValidationError, prefix: str = "", plain: bool = False, skip: 
     return f"{place}: {message}"
 
 
-def plain_turns(messages: list) -> list[dict]:
-    """A transcript's messages as turn records; opening assistant messages get an empty question."""
+@dataclass
+class Checked:
+    """One conversation of a file, checked and ready to write."""
+    turns: list[TurnRecord]
+    raw: list[dict]  # the turns' records as the file gave them (messages in the neutral format)
+    meta: ConversationExport | None = None
+    title: str | None = None
+    created_at: datetime | None = None
+    instructions: str | None = None
+    label: str = ""  # how errors and progress name it: "conversation 3 ('Trip to Lyon')"
+
+
+def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]]:
+    """A transcript's (origin, message) pairs as turn records, and its system messages' texts.
+
+    `origin` names the message in the file ("message 4"). Opening assistant messages get an
+    empty question; a system message becomes the conversation's instructions, not a turn."""
     records: list[dict] = []
-    for i, item in enumerate(messages):
+    instructions: list[str] = []
+    for origin, item in messages:
         try:
             message = PlainMessage.model_validate(item)
         except ValidationError as error:
-            raise InvalidImport(reason(error, f"message {i + 1}")) from None
+            raise InvalidImport(reason(error, origin)) from None
         if message.role == "system":
-            continue  # the system prompt is never stored
+            text = item.get("content")
+            if not isinstance(text, str):
+                raise InvalidImport(f"{origin}, content: a system message's content must be text")
+            if text.strip():
+                instructions.append(text.strip())
+            continue
         if message.role == "user" or not records:
             records.append({"messages": [], "origins": []})
             if message.role != "user":
                 records[-1]["messages"].append({"role": "user", "content": ""})
-                records[-1]["origins"].append(i + 1)
+                records[-1]["origins"].append(origin)
         records[-1]["messages"].append({k: item[k] for k in NEUTRAL_KEYS[message.role] if k in item})
-        records[-1]["origins"].append(i + 1)
+        records[-1]["origins"].append(origin)
         if message.created_at and "created_at" not in records[-1]:
             records[-1]["created_at"] = item["created_at"]
-    return records
+    return records, instructions
 
 
-def parse(data) -> tuple[ConversationExport | None, list[TurnRecord], list[dict]]:
-    """Validate an export (or a plain list of messages): (meta, checked turns, their raw records)."""
-    if isinstance(data, list):
-        meta, raw = None, plain_turns(data)
-        if not raw:
-            raise InvalidImport("the conversation has no messages")
-        turns = []
-        for n, record in enumerate(raw, 1):
-            origins = record.pop("origins")
-            try:
-                turns.append(TurnRecord.model_validate(record))
-            except ValidationError as error:
-                loc = error.errors()[0]["loc"]
-                if len(loc) > 1 and loc[0] == "messages":  # name the file's own message
-                    raise InvalidImport(reason(error, f"message {origins[loc[1]]}",
-                                               skip=2)) from None
-                raise InvalidImport(reason(error, f"turn {n} (from message {origins[0]})")) from None
-        return meta, turns, raw
-    if not (isinstance(data, dict) and data.get("format") == FORMAT):
-        raise InvalidImport(f"not a Nimbus conversation: expected format {FORMAT!r} or a list of "
-                            "{'role', 'content'} messages")
+def check_transcript(messages: list[tuple[str, dict]], label: str = "", title=None,
+                     created_at=None) -> Checked:
+    """Check a transcript (see plain_turns) turn by turn; errors name the file's own message."""
+    prefix = f"{label}, " if label else ""
+    raw, instructions = plain_turns([(prefix + origin, m) for origin, m in messages])
+    if not raw:
+        raise InvalidImport(f"{label or 'the conversation'} has no messages")
+    turns = []
+    for n, record in enumerate(raw, 1):
+        origins = record.pop("origins")
+        try:
+            turns.append(TurnRecord.model_validate(record))
+        except ValidationError as error:
+            loc = error.errors()[0]["loc"]
+            if len(loc) > 1 and loc[0] == "messages":  # name the file's own message
+                raise InvalidImport(reason(error, origins[loc[1]], skip=2)) from None
+            raise InvalidImport(reason(error, f"{prefix}turn {n} (from {origins[0]})")) from None
+    text = "\n\n".join(instructions)
+    try:
+        bounded_text(text)
+    except ValueError as error:
+        raise InvalidImport(f"{prefix}the system messages: {error}") from None
+    return Checked(turns, raw, title=title, created_at=to_utc(created_at) if created_at else None,
+                   instructions=text or None, label=label)
+
+
+def check_nimbus(data: dict) -> Checked:
+    """Validate a Nimbus export (webapp/transfer/export.py writes it)."""
     if data.get("version") != VERSION:
         raise InvalidImport(f"unsupported version {data.get('version')!r} (expected {VERSION})")
     try:
         meta = ConversationExport.model_validate(data)
     except ValidationError as error:
         raise InvalidImport(reason(error)) from None
-    return meta, meta.turns, data["turns"]
+    return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions)
+
+
+def parse(data, fmt: str = "auto", progress=None) -> list[Checked]:
+    """Every conversation of a loaded file, checked: nothing is written yet."""
+    from .formats import read
+    return read(data, fmt, progress)
 
 
 def import_conversation(data, user: User) -> Conversation:
-    """Create a new conversation for `user` from a file's data; nothing is written on a refusal."""
-    return write(parse(data), user)
+    """Create a new conversation for `user` from a one-conversation file; nothing is written on
+    a refusal."""
+    return import_all(parse(data), user)[0]
 
 
-def write(parsed, user: User) -> Conversation:
-    """Store what `parse` checked as a new conversation of `user`, in one commit."""
-    meta, turns, raw = parsed
+def import_all(checked: list[Checked], user: User, progress=None) -> list[Conversation]:
+    """Store every checked conversation for `user` in one commit; `progress(turns)` is called
+    after each conversation with how many turns it held."""
+    try:
+        conversations = []
+        for one in checked:
+            conversations.append(write(one, user))
+            if progress:
+                progress(len(one.turns))
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    return conversations
+
+
+def write(checked: Checked, user: User) -> Conversation:
+    """Add what `parse` checked as a new conversation of `user` (the caller commits)."""
+    meta, turns, raw = checked.meta, checked.turns, checked.raw
     first_question = next((t.messages[0].content for t in turns if t.messages[0].content), "")
-    title = (meta.title if meta and meta.title else first_question) or "Imported conversation"
+    title = checked.title or first_question or "Imported conversation"
     conversation = Conversation(
-        tenant_id=user.tenant_id, user_id=user.id, title=" ".join(title.split())[:TITLE_CHARS],
-        strategy=meta.strategy if meta else "compact",
-        settings=meta.settings.model_dump(exclude_unset=True) if meta else {})
-    for seq, (checked, record) in enumerate(zip(turns, raw)):
+        tenant_id=user.tenant_id, user_id=user.id, title=" ".join(title.split())[:TITLE_CHARS]
+        or "Imported conversation", strategy=meta.strategy if meta else "compact",
+        settings=meta.settings.model_dump(exclude_unset=True) if meta else {},
+        instructions=checked.instructions)
+    rows = []
+    now = utcnow()
+    for seq, (one, record) in enumerate(zip(turns, raw)):
         messages = record["messages"]
         compact = compact_turn(messages)
-        turn = Turn(seq=seq, messages=messages, compact=compact, question=messages[0]["content"],
-                    answer=final_answer(messages), full_tokens=estimate_messages(messages),
-                    compact_tokens=estimate_messages(compact),
-                    tool_calls=sum(len(m.get("tool_calls") or []) for m in messages),
-                    outcome=checked.outcome, trace=record.get("trace") or [],
-                    prompt_tokens=checked.prompt_tokens, completion_tokens=checked.completion_tokens,
-                    context_tokens=checked.context_tokens, resend_tokens=checked.resend_tokens,
-                    manifest=record.get("manifest"))
-        if checked.created_at:
-            turn.created_at = checked.created_at
-        conversation.turns.append(turn)
+        rows.append(dict(
+            seq=seq, messages=messages, compact=compact, question=messages[0]["content"],
+            answer=final_answer(messages), full_tokens=estimate_messages(messages),
+            compact_tokens=estimate_messages(compact),
+            tool_calls=sum(len(m.get("tool_calls") or []) for m in messages),
+            outcome=one.outcome, trace=record.get("trace") or [],
+            prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
+            context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
+            manifest=record.get("manifest"), created_at=one.created_at or now, heartbeat_at=now))
     conversation.turn_count = len(turns)
-    conversation.history_tokens = sum(t.full_tokens for t in conversation.turns)
-    created = (meta.created_at if meta else None) or turns[0].created_at
+    conversation.history_tokens = sum(t["full_tokens"] for t in rows)
+    created = checked.created_at or turns[0].created_at
     if created:
         conversation.created_at = created
-    conversation.updated_at = utcnow()
+    conversation.updated_at = now
     db.session.add(conversation)
     db.session.flush()
+    # One executemany, not one ORM object per turn: a 10,000-turn export is written in seconds.
+    db.session.execute(insert(Turn), [{**row, "conversation_id": conversation.id} for row in rows])
     texts = meta.request_texts if meta else {}
     # Only a text that matches its hash, so an import cannot make a turn claim it was sent.
     store_texts(conversation.id, {h: t for h, t in texts.items() if text_hash(t) == h})
-    db.session.commit()
     return conversation

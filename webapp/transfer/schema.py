@@ -4,6 +4,7 @@ Strict types (no "abc" for a number, no 1e30 for a count), ranges that fit the c
 strategies and settings the app knows, outcomes a finished turn can have, and whole turns: one
 question first, every tool call answered once, by name, with ids unique in the turn.
 """
+import json
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
@@ -14,6 +15,9 @@ from ..memory.context import STRATEGIES
 from ..memory.summarizer import STYLES
 
 INT32 = 2**31 - 1  # token counts are INTEGER columns
+# One imported message at most: 25 times the chat's NIMBUS_MAX_MESSAGE_CHARS, room for a pasted
+# document or a long tool result, while a 10 MB message is refused before it reaches a page.
+MESSAGE_CHARS = 200_000
 OUTCOMES = ("answered", "api_error", "step_limit", "interrupted")  # "pending" is never finished
 
 
@@ -29,11 +33,23 @@ def iso_time(value) -> datetime:
 
 def to_utc(moment: datetime) -> datetime:
     """Naive UTC, as every timestamp is stored; an offset is converted, not dropped."""
-    return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo else moment
+    try:
+        return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo else moment
+    except OverflowError:  # 0001-01-01T00:00+05:00 is before year 1 in UTC
+        raise ValueError(f"{moment.isoformat()} is out of range once converted to UTC") from None
+
+
+def bounded_text(value: str) -> str:
+    """Refuse a message longer than any conversation needs (the chat's own limit is far lower)."""
+    if len(value) > MESSAGE_CHARS:
+        raise ValueError(f"the text is {len(value):,} characters; an imported message holds at "
+                         f"most {MESSAGE_CHARS:,}")
+    return value
 
 
 Timestamp = Annotated[datetime, BeforeValidator(iso_time), AfterValidator(to_utc)]
 Count = Annotated[int, Field(ge=0, le=INT32)]
+Content = Annotated[str, AfterValidator(bounded_text)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 
 
@@ -49,21 +65,33 @@ class ToolCall(Strict):
 
 class UserMessage(Strict):
     role: Literal["user"]
-    content: str
+    content: Content
 
 
 class AssistantMessage(Strict):
     role: Literal["assistant"]
-    content: str | None = ""
+    content: Content | None = ""
     tool_calls: list[ToolCall] | None = None
     provider_raw: dict[str, Any] | None = None
+
+    @field_validator("provider_raw")
+    @classmethod
+    def an_assistant_message(cls, value):
+        """It is resent in place of this message: anything but the assistant's own turn (a
+        "system" message, say) would speak to the model with another voice."""
+        if value is not None:
+            if value.get("role") != "assistant":
+                raise ValueError(f"the provider's message must have role 'assistant', not "
+                                 f"{str(value.get('role'))[:20]!r}")
+            bounded_text(json.dumps(value, ensure_ascii=False))
+        return value
 
 
 class ToolMessage(Strict):
     role: Literal["tool"]
     tool_call_id: Name
     name: Name
-    content: str
+    content: Content
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")]
@@ -197,6 +225,7 @@ class ConversationExport(Strict):
     strategy: str = "compact"
     settings: Settings = Settings()
     created_at: Timestamp | None = None
+    instructions: Content | None = None  # the system message it was imported with
     turns: Annotated[list[TurnRecord], Field(min_length=1, max_length=100_000)]
     request_texts: dict[str, str] = {}  # the manifests' texts by hash
 

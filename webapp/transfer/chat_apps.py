@@ -1,0 +1,238 @@
+"""Readers for chat apps' own exports: ChatGPT's and Claude.ai's conversations.json, Open WebUI.
+
+ChatGPT and Open WebUI keep every edit and regeneration as a tree; the conversation a person saw
+last is the branch from the current node back to the root, which is what is imported.
+"""
+from ..llm.messages import tool_message
+from .formats import epoch, field, named, tool_arguments
+from .importer import Checked, InvalidImport, check_transcript
+
+NO_RESULT = "no result in the exported file"
+
+
+def branch(nodes: dict, current, parent_key: str, where: str) -> list[tuple[str, dict]]:
+    """(id, node) from the root to `current`, following each node's parent."""
+    path, seen = [], set()
+    while current is not None:
+        if current in seen:
+            raise InvalidImport(f"{where}: node {str(current)[:40]!r} is its own ancestor")
+        seen.add(current)
+        node = nodes.get(current) if isinstance(current, str) else None
+        if not isinstance(node, dict):
+            raise InvalidImport(f"{where}: node {str(current)[:40]!r} is missing from the tree")
+        path.append((current, node))
+        current = node.get(parent_key)
+    return path[::-1]
+
+
+def closed(pairs: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """Give a tool call the export has no result for one saying so, keeping the turn whole."""
+    answered = {m.get("tool_call_id") for _, m in pairs if m.get("role") == "tool"}
+    out = []
+    for origin, message in pairs:
+        out.append((origin, message))
+        for call in message.get("tool_calls") or []:
+            if call["id"] not in answered:
+                out.append((origin, tool_message(call["id"], call["name"], {"error": NO_RESULT})))
+    return out
+
+
+def chatgpt_text(content: dict, where: str) -> str | None:
+    """The words of a ChatGPT message; None for what was never shown (reasoning, hidden)."""
+    kind = content.get("content_type")
+    if kind in ("text", "multimodal_text"):
+        parts = content.get("parts") or []
+        return "\n".join(p if isinstance(p, str) else
+                         (p.get("text") if isinstance(p, dict) and isinstance(p.get("text"), str)
+                          else f"[{p.get('content_type', 'attachment')}]" if isinstance(p, dict)
+                          else "") for p in parts)
+    if kind in ("code", "execution_output", "tether_quote", "system_error"):
+        return content.get("text") if isinstance(content.get("text"), str) else ""
+    if kind == "tether_browsing_display":
+        return content.get("result") if isinstance(content.get("result"), str) else ""
+    return None  # thoughts, reasoning_recap, model_editable_context…
+
+
+def chatgpt(record: dict, label: str) -> Checked:
+    """A ChatGPT conversation: the branch from current_node back to the root of `mapping`."""
+    title = record.get("title")
+    label = named(label, title) or "the conversation"
+    mapping = field(record, "mapping", dict, label)
+    current = record.get("current_node")
+    if current is None:  # very old exports: the newest leaf
+        leaves = [k for k, n in mapping.items() if isinstance(n, dict) and not n.get("children")]
+        current = leaves[-1] if leaves else None
+    pairs: list[tuple[str, dict]] = []
+    open_calls: list[dict] = []
+    for node_id, node in branch(mapping, current, "parent", f"{label}, mapping"):
+        message = node.get("message")
+        if message is None:
+            continue  # the root
+        where = f"{label}, message {str(node_id)[:40]}"
+        if not isinstance(message, dict):
+            raise InvalidImport(f"{where}: expected an object")
+        author = field(message, "author", dict, where)
+        role = author.get("role")
+        content = field(message, "content", dict, where)
+        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        created = epoch(message.get("create_time"), f"{where}, create_time")
+        stamp = {"created_at": created} if created else {}
+        if content.get("content_type") == "user_editable_context":  # custom instructions
+            text = "\n\n".join(content[k] for k in ("user_profile", "user_instructions")
+                               if isinstance(content.get(k), str) and content[k].strip())
+            pairs.append((where, {"role": "system", "content": text}))
+            continue
+        text = chatgpt_text(content, where)
+        if text is None or metadata.get("is_visually_hidden_from_conversation") and role != "tool":
+            continue
+        if role == "system":
+            pairs.append((where, {"role": "system", "content": text}))
+        elif role == "user":
+            pairs.append((where, {"role": "user", "content": text, **stamp}))
+        elif role == "assistant" and message.get("recipient", "all") not in ("all", None):
+            call = {"id": f"call_{node_id}"[:200], "name": str(message["recipient"])[:200],
+                    "arguments": arguments(text, where)}
+            open_calls.append(call)
+            pairs.append((where, {"role": "assistant", "content": "", "tool_calls": [call],
+                                  **stamp}))
+        elif role == "assistant":
+            if text.strip():
+                pairs.append((where, {"role": "assistant", "content": text, **stamp}))
+        elif role == "tool":
+            name = str(author.get("name") or "tool")[:200]
+            call = next((c for c in reversed(open_calls) if c["name"] == name), None) or \
+                (open_calls[-1] if open_calls else None)
+            if call is None:  # a result the export shows without its call (browsing, actions)
+                call = {"id": f"call_{node_id}"[:200], "name": name, "arguments": {}}
+                pairs.append((where, {"role": "assistant", "content": "", "tool_calls": [call]}))
+            else:
+                open_calls.remove(call)
+            pairs.append((where, {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
+                                  "content": text}))
+        else:
+            raise InvalidImport(f"{where}, author.role: unknown role {str(role)[:20]!r}")
+        if role == "user":
+            open_calls.clear()
+    created = epoch(record.get("create_time"), f"{label}, create_time")
+    return check_transcript(closed(pairs), label, title=title if isinstance(title, str) else None,
+                            created_at=iso(created))
+
+
+def arguments(text: str, where: str) -> dict:
+    """A ChatGPT tool call's text: JSON arguments for most tools, code for the Python one."""
+    try:
+        return tool_arguments(text, where)
+    except InvalidImport:
+        return {"input": text}
+
+
+def iso(text: str | None):
+    from datetime import datetime
+    return datetime.fromisoformat(text) if text else None
+
+
+def claude_time(value, where: str):
+    """Claude writes ISO 8601 times with a Z."""
+    from .schema import iso_time
+    if value is None:
+        return None
+    try:
+        return iso_time(value)
+    except ValueError as error:
+        raise InvalidImport(f"{where}: {error}") from None
+
+
+def claude(record: dict, label: str) -> Checked:
+    """A Claude.ai conversation: chat_messages in order, each with its content parts."""
+    title = record.get("name")
+    label = named(label, title) or "the conversation"
+    pairs: list[tuple[str, dict]] = []
+    for i, message in enumerate(field(record, "chat_messages", list, label), 1):
+        where = f"{label}, message {i}"
+        if not isinstance(message, dict):
+            raise InvalidImport(f"{where}: expected an object")
+        sender = field(message, "sender", str, where)
+        created = claude_time(message.get("created_at"), f"{where}, created_at")
+        stamp = {"created_at": created.isoformat()} if created else {}
+        parts = message.get("content")
+        if not isinstance(parts, list) or not parts:
+            parts = [{"type": "text", "text": field(message, "text", str, where)}]
+        if sender == "human":
+            texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            for attachment in message.get("attachments") or []:
+                if isinstance(attachment, dict) and isinstance(attachment.get("extracted_content"), str):
+                    texts.append(f"[{attachment.get('file_name') or 'attachment'}]\n"
+                                 f"{attachment['extracted_content']}")
+            pairs.append((where, {"role": "user", "content": "\n\n".join(texts), **stamp}))
+        elif sender == "assistant":
+            pairs += claude_steps(parts, where, stamp)
+        else:
+            raise InvalidImport(f"{where}, sender: unknown sender {sender[:20]!r}; expected "
+                                "human or assistant")
+    created = claude_time(record.get("created_at"), f"{label}, created_at")
+    return check_transcript(closed(pairs), label, title=title if isinstance(title, str) else None,
+                            created_at=created)
+
+
+def claude_steps(parts: list, where: str, stamp: dict) -> list[tuple[str, dict]]:
+    """One assistant message's parts (text, tool_use, tool_result) as neutral messages."""
+    out, text, calls = [], [], []
+    for j, part in enumerate(parts):
+        if not isinstance(part, dict):
+            raise InvalidImport(f"{where}, content[{j}]: expected an object")
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str):
+            text.append(part["text"])
+        elif kind == "tool_use":
+            name = field(part, "name", str, f"{where}, content[{j}]")
+            call = {"id": str(part.get("id") or f"toolu_{j}")[:200], "name": name[:200],
+                    "arguments": part["input"] if isinstance(part.get("input"), dict) else {}}
+            calls.append(call)
+            out.append((where, {"role": "assistant", "content": "".join(text),
+                                "tool_calls": [call], **stamp}))
+            text = []
+        elif kind == "tool_result":
+            call = next((c for c in calls if c["id"] == part.get("tool_use_id")), None) or next(
+                (c for c in reversed(calls) if c["name"] == part.get("name")), None)
+            if call is None:
+                raise InvalidImport(f"{where}, content[{j}]: a tool_result without its tool_use")
+            calls.remove(call)
+            result = part.get("content")
+            body = result if isinstance(result, str) else "\n".join(
+                p.get("text", "") for p in result or [] if isinstance(p, dict))
+            out.append((where, {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
+                                "content": body}))
+    if "".join(text).strip() or not out:
+        out.append((where, {"role": "assistant", "content": "".join(text), **stamp}))
+    return out
+
+
+def openwebui(record: dict, label: str) -> Checked:
+    """An Open WebUI chat: history.messages keyed by id, from currentId back by parentId."""
+    chat = field(record, "chat", dict, label or "the file")
+    title = record.get("title") or chat.get("title")
+    label = named(label, title) or "the chat"
+    history = chat.get("history")
+    pairs: list[tuple[str, dict]] = []
+    params = chat.get("params") if isinstance(chat.get("params"), dict) else {}
+    system = chat.get("system") or params.get("system")
+    if isinstance(system, str):
+        pairs.append((f"{label}, system", {"role": "system", "content": system}))
+    if isinstance(history, dict):
+        nodes = field(history, "messages", dict, f"{label}, chat.history")
+        path = branch(nodes, history.get("currentId"), "parentId", f"{label}, chat.history")
+    else:
+        path = [(str(i), m) for i, m in enumerate(field(chat, "messages", list, f"{label}, chat"))]
+    for node_id, message in path:
+        where = f"{label}, message {node_id[:40]}"
+        if not isinstance(message, dict):
+            raise InvalidImport(f"{where}: expected an object")
+        role = field(message, "role", str, where)
+        if role not in ("user", "assistant", "system"):
+            raise InvalidImport(f"{where}, role: unknown role {role[:20]!r}")
+        created = epoch(message.get("timestamp"), f"{where}, timestamp")
+        pairs.append((where, {"role": role, "content": field(message, "content", str, where),
+                              **({"created_at": created} if created else {})}))
+    created = epoch(record.get("created_at") or chat.get("timestamp"), f"{label}, created_at")
+    return check_transcript(pairs, label, title=title if isinstance(title, str) else None,
+                            created_at=iso(created))

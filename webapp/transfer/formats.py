@@ -1,0 +1,222 @@
+"""Which format a file is in, and the readers for OpenAI messages and ShareGPT.
+
+Every reader turns its records into transcripts: (origin, message) pairs in the neutral format
+(webapp/llm/messages.py) plus a title and a time, which importer.check_transcript checks turn by
+turn. The shapes each reader expects, and where they are described, are in docs/import-export.md.
+"""
+import json
+from datetime import datetime, timezone
+
+from .export import FORMAT
+from .importer import Checked, InvalidImport, JsonLines, check_nimbus, check_transcript
+
+FORMATS = ("auto", "nimbus", "openai", "chatgpt", "claude", "openwebui", "sharegpt")
+# The key a record of each multi-conversation format always has.
+MARKERS = {"mapping": "chatgpt", "chat_messages": "claude", "chat": "openwebui",
+           "conversations": "sharegpt", "messages": "openai"}
+
+
+def detect(data) -> str:
+    """The format of a loaded file, from its shape."""
+    if isinstance(data, dict):
+        if data.get("format") == FORMAT:
+            return "nimbus"
+        for key, fmt in MARKERS.items():
+            if key in data:
+                return fmt
+    elif isinstance(data, list) and data and isinstance(data[0], dict):
+        if "role" in data[0] and not isinstance(data, JsonLines):
+            return "openai"  # one conversation: a list of messages
+        for key, fmt in MARKERS.items():
+            if key in data[0]:
+                return fmt
+    elif isinstance(data, list) and not data:
+        raise InvalidImport("the file holds no conversations")
+    raise InvalidImport("not a conversation file Nimbus reads: expected a Nimbus export, OpenAI "
+                        "messages, ChatGPT's or Claude's conversations.json, an Open WebUI "
+                        "export or ShareGPT")
+
+
+def read(data, fmt: str = "auto", progress=None) -> list[Checked]:
+    """Every conversation in a loaded file of format `fmt` (auto: detected), checked;
+    `progress(n)` is called as each conversation has been checked."""
+    from .chat_apps import chatgpt, claude, openwebui
+    fmt = detect(data) if fmt == "auto" else fmt
+    if fmt == "nimbus":
+        if not (isinstance(data, dict) and data.get("format") == FORMAT):
+            raise InvalidImport(f"not a Nimbus conversation: expected format {FORMAT!r}")
+        return [check_nimbus(data)]
+    if fmt == "openai" and isinstance(data, list) and not isinstance(data, JsonLines) \
+            and (not data or "messages" not in data[0]):
+        return [check_transcript(openai_messages(data))]
+    readers = {"openai": openai_record, "chatgpt": chatgpt, "claude": claude,
+               "openwebui": openwebui, "sharegpt": sharegpt}
+    records = data if isinstance(data, list) else [data]
+    if not records:
+        raise InvalidImport("the file holds no conversations")
+    lines = isinstance(data, JsonLines)
+    checked = []
+    for n, record in enumerate(records, 1):
+        label = f"line {n}" if lines else f"conversation {n}" if len(records) > 1 else ""
+        if not isinstance(record, dict):
+            raise InvalidImport(f"{label or 'the file'}: expected an object, got "
+                                f"{type(record).__name__}")
+        checked.append(readers[fmt](record, label))
+        if progress:
+            progress(1)
+    return checked
+
+
+def named(label: str, title) -> str:
+    """'conversation 3' → "conversation 3 ('Trip to Lyon')", so an error finds its record."""
+    if isinstance(title, str) and title.strip():
+        short = " ".join(title.split())[:40]
+        return f"{label} ({short!r})" if label else repr(short)
+    return label
+
+
+def field(record: dict, key: str, kind, where: str, required: bool = True):
+    """record[key] if it has the type `kind`; a one-line refusal naming `where` otherwise."""
+    value = record.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, kind):
+        names = {str: "text", list: "a list", dict: "an object"}
+        expected = names.get(kind, " or ".join(names.get(k, k.__name__) for k in kind)
+                             if isinstance(kind, tuple) else kind.__name__)
+        got = "missing" if key not in record else f"got {type(value).__name__}"
+        raise InvalidImport(f"{where}, {key}: expected {expected} ({got})")
+    return value
+
+
+def epoch(value, where: str) -> str | None:
+    """Seconds since 1970 (ChatGPT, Open WebUI) as an ISO time; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidImport(f"{where}: expected seconds since 1970, got {json.dumps(value)[:40]}")
+    if value > 1e11:  # milliseconds, as some exports write them
+        value = value / 1000
+    try:
+        return datetime.fromtimestamp(value, timezone.utc).isoformat()
+    except (OverflowError, OSError, ValueError):
+        raise InvalidImport(f"{where}: {value} seconds since 1970 is not a date") from None
+
+
+def text_of(content, where: str) -> str:
+    """OpenAI content: a string, or a list of parts of which the text ones are kept."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif isinstance(part, dict):
+                texts.append(f"[{part.get('type', 'attachment')}]")
+        return "\n".join(texts)
+    raise InvalidImport(f"{where}, content: expected text or a list of parts, "
+                        f"got {type(content).__name__}")
+
+
+def tool_arguments(raw, where: str) -> dict:
+    """A call's arguments: OpenAI sends a JSON string; the neutral format keeps the object."""
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw or "{}")
+        except json.JSONDecodeError:
+            raise InvalidImport(f"{where}: the arguments are not valid JSON") from None
+        if isinstance(value, dict):
+            return value
+    raise InvalidImport(f"{where}: the arguments must be a JSON object")
+
+
+def openai_messages(messages: list, label: str = "") -> list[tuple[str, dict]]:
+    """OpenAI Chat Completions messages (or Nimbus's neutral ones) as (origin, neutral) pairs."""
+    pairs, names = [], {}
+    for i, item in enumerate(messages, 1):
+        origin = f"message {i}"
+        where = f"{label}, {origin}" if label else origin
+        if not isinstance(item, dict):
+            pairs.append((origin, item))  # refused by the schema, naming the message
+            continue
+        message = dict(item)
+        if message.get("role") == "developer":  # OpenAI's newer name for the system role
+            message["role"] = "system"
+        if "content" in message and message.get("role") in ("system", "user", "assistant"):
+            message["content"] = text_of(message["content"], where)
+        calls = message.get("tool_calls")
+        if message.get("role") == "assistant" and isinstance(calls, list):
+            message["tool_calls"] = [neutral_call(c, f"{where}, tool_calls[{j}]")
+                                     for j, c in enumerate(calls)]
+            names.update((c["id"], c["name"]) for c in message["tool_calls"]
+                         if isinstance(c.get("id"), str))
+        if message.get("role") == "tool" and "name" not in message:
+            message["name"] = names.get(message.get("tool_call_id"), "tool")
+        pairs.append((origin, message))
+    return pairs
+
+
+def neutral_call(call, where: str):
+    """{id, type, function: {name, arguments}} → {id, name, arguments}; neutral ones pass."""
+    if isinstance(call, dict) and isinstance(call.get("function"), dict):
+        function = call["function"]
+        return {"id": call.get("id"), "name": function.get("name"),
+                "arguments": tool_arguments(function.get("arguments"), where)}
+    return call
+
+
+def openai_record(record: dict, label: str) -> Checked:
+    """One {"messages": [...]} record (a line of a fine-tuning JSONL file)."""
+    messages = field(record, "messages", list, label or "the file")
+    return check_transcript(openai_messages(messages, label), label)
+
+
+SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                  "chatgpt": "assistant", "bing": "assistant", "bard": "assistant",
+                  "model": "assistant", "system": "system", "function_call": "call",
+                  "observation": "tool", "tool": "tool"}
+
+
+def sharegpt(record: dict, label: str) -> Checked:
+    """{"conversations": [{"from": "human|gpt|system", "value": …}]}, with LLaMA-Factory's
+    function_call / observation steps as a tool call and its result."""
+    turns = field(record, "conversations", list, label or "the file")
+    pairs: list[tuple[str, dict]] = []
+    if isinstance(record.get("system"), str):
+        pairs.append(("system", {"role": "system", "content": record["system"]}))
+    open_call = None
+    for i, item in enumerate(turns, 1):
+        origin = f"message {i}"
+        where = f"{label}, {origin}" if label else origin
+        if not isinstance(item, dict):
+            raise InvalidImport(f"{where}: expected an object with from and value")
+        speaker = field(item, "from", str, where)
+        value = field(item, "value", str, where)
+        role = SHAREGPT_ROLES.get(speaker.lower())
+        if role is None:
+            raise InvalidImport(f"{where}, from: unknown speaker {speaker[:20]!r}; expected "
+                                "human, gpt or system")
+        if role == "call":
+            try:
+                call = json.loads(value)
+            except json.JSONDecodeError:
+                raise InvalidImport(f"{where}, value: a function_call must be JSON") from None
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise InvalidImport(f"{where}, value: a function_call needs a name")
+            open_call = {"id": f"call_{i}", "name": call["name"],
+                         "arguments": tool_arguments(call.get("arguments") or {}, where)}
+            pairs.append((origin, {"role": "assistant", "content": "", "tool_calls": [open_call]}))
+        elif role == "tool":
+            if open_call is None:
+                raise InvalidImport(f"{where}: an observation without a function_call before it")
+            pairs.append((origin, {"role": "tool", "tool_call_id": open_call["id"],
+                                   "name": open_call["name"], "content": value}))
+            open_call = None
+        else:
+            pairs.append((origin, {"role": role, "content": value}))
+    return check_transcript(pairs, named(label, record.get("title")))
