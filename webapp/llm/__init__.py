@@ -19,6 +19,8 @@ def get_provider(config) -> "ChatProvider":
             base_url=config.get("OPENAI_BASE_URL"),
             model=config["NIMBUS_MODEL"],
             timeout=config["NIMBUS_PROVIDER_TIMEOUT"],
+            max_tokens=config.get("NIMBUS_MAX_OUTPUT_TOKENS"),
+            first_token_timeout=config.get("NIMBUS_FIRST_TOKEN_TIMEOUT"),
         )
     from .offline import OfflineModel
     return OfflineModel(config.get("NIMBUS_OFFLINE_WORDS_PER_SECOND") or 0)

@@ -14,7 +14,7 @@ from ..memory.context import STRATEGIES
 from ..memory.summarizer import STYLES
 
 INT32 = 2**31 - 1  # token counts are INTEGER columns
-OUTCOMES = ("answered", "api_error", "step_limit", "interrupted")  # "pending" is never finished
+OUTCOMES = ("answered", "api_error", "step_limit", "interrupted", "cut_off")  # "pending" is never finished
 
 
 def iso_time(value) -> datetime:
