@@ -101,11 +101,13 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
         profile = profile_for(config)
         reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
         tool_tokens = estimate_tools(specs)
-        ratio_now = conversation.token_ratio or 1.0
+        options = {"max_tokens": reserve} if getattr(provider, "takes_options", False) else {}
 
-        def planned(shrink=1.0):
-            fixed = reserve + round((tool_tokens + estimate_messages(messages)) * ratio_now)
-            return fit(conversation, config, turn.seq, profile.context_window, fixed, shrink)
+        def planned(budget_cap=None):
+            ratio_now = conversation.token_ratio or 1.0
+            margin = (profile.context_window or 0) // 20  # the estimate is only an estimate
+            fixed = reserve + margin + round((tool_tokens + estimate_messages(messages)) * ratio_now)
+            return fit(conversation, config, turn.seq, profile.context_window, fixed, budget_cap)
 
         plan = planned()
         manifest = ManifestRecorder(plan, conversation.id)  # what each model call receives
@@ -127,7 +129,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 release_connection()
                 manifest.call(messages)
                 try:
-                    for chunk in provider.stream(plan.messages + messages, specs):
+                    for chunk in provider.stream(plan.messages + messages, specs, **options):
                         if isinstance(chunk, str):
                             streamed.append(chunk)
                             yield AgentEvent("token", step, {"text": chunk})
@@ -143,11 +145,16 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                         learn_window(config, error.n_ctx)
                         profile.context_window = min(profile.context_window or error.n_ctx,
                                                      error.n_ctx)
+                    if error.n_prompt:  # the server counted more than estimated: learn it now
+                        sent = estimate_messages(plan.messages + messages) + tool_tokens
+                        ratio = max(conversation.token_ratio or 1.0,
+                                    min(round(error.n_prompt / max(sent, 1), 4), 4.0))
+                        conversation.token_ratio = ratio
                     if not shrunk and not streamed:
                         shrunk = True
                         yield event("retry", step, {"error": str(error)[:300], "ms": ms},
                                     "too long for the model's window: asking again, shorter")
-                        plan = planned(shrink=0.5)
+                        plan = planned(budget_cap=plan.policy.budget // 2)
                         continue
                     yield event("error", step, {"error": str(error)[:300], "ms": ms},
                                 f"API error: {str(error)[:300]}")

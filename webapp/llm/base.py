@@ -12,9 +12,9 @@ class ProviderError(RuntimeError):
 class ContextTooLong(ProviderError):
     """The server refused the request as longer than its context window (n_ctx when it said)."""
 
-    def __init__(self, message: str, n_ctx: int | None = None):
+    def __init__(self, message: str, n_ctx: int | None = None, n_prompt: int | None = None):
         super().__init__(message)
-        self.n_ctx = n_ctx
+        self.n_ctx, self.n_prompt = n_ctx, n_prompt  # the window, and the prompt it counted
 
 
 class ProviderCancelled(ProviderError):

@@ -11,6 +11,8 @@ import itertools
 import socket
 import threading
 import time
+from contextlib import contextmanager
+from typing import Callable
 
 
 class Call:
@@ -111,3 +113,84 @@ class Watchdog:
 
 
 WATCHDOG = Watchdog()
+
+
+CHAT, BACKGROUND = 0, 1  # priorities: lower goes first
+
+
+class PrioritySlots:
+    """At most `size` calls at once to one endpoint (a single-slot local server: 1). Chats go
+    ahead of background calls (summaries, the distiller), and a chat that finds every slot taken
+    by background calls ends one of them: a local server's one slot is the chat's at once.
+    Threads of one process share it; processes do not (README "Local models")."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.holders: dict[int, tuple[int, Callable]] = {}  # ticket -> (priority, yield_slot)
+        self.waiting: list[tuple[int, int]] = []
+        self.tickets = itertools.count()
+        self.changed = threading.Condition()
+
+    def acquire(self, priority: int, yield_slot: Callable, timeout: float) -> int:
+        ticket = (priority, next(self.tickets))
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            heapq.heappush(self.waiting, ticket)
+            asked = False
+            while True:
+                if len(self.holders) < self.size and self.waiting[0] == ticket:
+                    heapq.heappop(self.waiting)
+                    self.holders[ticket[1]] = (priority, yield_slot)
+                    self.changed.notify_all()
+                    return ticket[1]
+                if priority == CHAT and not asked:
+                    background = [y for p, y in self.holders.values() if p > CHAT]
+                    if len(self.holders) >= self.size and background:
+                        background[0]()  # it ends its call and lets the slot go
+                        asked = True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.waiting.remove(ticket)
+                    heapq.heapify(self.waiting)
+                    self.changed.notify_all()
+                    raise TimeoutError("no free slot on the provider")
+                self.changed.wait(min(left, 0.5))
+
+    def release(self, ticket: int) -> None:
+        with self.changed:
+            self.holders.pop(ticket, None)
+            self.changed.notify_all()
+
+
+_SLOTS: dict[tuple, PrioritySlots] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+def slots(endpoint: str, size: int) -> PrioritySlots:
+    with _SLOTS_LOCK:
+        found = _SLOTS.get((endpoint, size))
+        if found is None:
+            found = _SLOTS[(endpoint, size)] = PrioritySlots(size)
+        return found
+
+
+@contextmanager
+def slot_for(provider, purpose: str):
+    """Hold one of the provider's slots for this call (no limit where none is known)."""
+    size = provider.slot_count()
+    if not size:
+        yield
+        return
+    thread = threading.get_ident()
+    pool = slots(provider.base_url, size)
+    try:
+        ticket = pool.acquire(CHAT if purpose == "chat" else BACKGROUND,
+                              lambda: provider.give_up_slot(thread), provider.timeout)
+    except TimeoutError as error:
+        from .base import ProviderError
+        raise ProviderError(f"{error} within {provider.timeout:.0f} s") from None
+    try:
+        yield
+    finally:
+        provider.preempted.discard(thread)
+        pool.release(ticket)

@@ -25,22 +25,30 @@ import httpx2
 import openai
 
 from .base import ContextTooLong, ProviderCancelled, ProviderError, Reply, ToolCall
-from .calls import WATCHDOG, Call
+from .calls import WATCHDOG, Call, slot_for
 
 log = logging.getLogger(__name__)
 
 # What each endpoint (base URL) was found to refuse, learnt once per process.
 QUIRKS: dict[str, set[str]] = {}
-NO_STREAMED_TOOLS, NO_RESPONSE_FORMAT = "no_streamed_tools", "no_response_format"
+NO_RESPONSE_FORMAT = "no_response_format"
+TOOL_MODES = [(True, "auto"), (False, "auto"), (True, None)]  # (streamed, tool_choice)
+
+
+def mode_quirk(mode) -> str:
+    return f"tools_streamed={mode[0]}_choice={mode[1]}"
 
 # How servers say "too long for my context window" (llama.cpp, OpenAI, vLLM, llama-cpp-python,
 # LM Studio, Gemini); the number after n_ctx (llama.cpp) is the window.
 CONTEXT_ERRORS = re.compile(
     r"exceed_context_size|context_length_exceeded|maximum context length|context window|"
-    r"exceeds? (the )?(available )?context|context size|n_ctx|input token count|"
-    r"too many tokens|prompt is too long", re.I)
-N_CTX = re.compile(r"n_ctx\W+(\d+)|context (?:window|length|size) of (\d+)|"
-                   r"maximum context length is (\d+)", re.I)
+    r"exceeds? (the )?(available )?context|context size|context length|n_ctx|"
+    r"input token count|too many tokens|prompt is too long", re.I)
+N_CTX = re.compile(r"n_ctx\W+(\d+)|context (?:window|length|size) of (?:only )?(\d+)|"
+                   r"maximum context length is (\d+)|tokens allowed \((\d+)\)", re.I)
+# The prompt's size as the server counted it (llama.cpp, vLLM, llama-cpp-python, Gemini).
+N_PROMPT = re.compile(r"n_prompt_tokens\W+(\d+)|\((\d+) in the messages|"
+                      r"requested tokens \((\d+)\)|input token count \((\d+)\)", re.I)
 
 
 def to_openai_messages(messages: list[dict]) -> list[dict]:
@@ -94,10 +102,11 @@ def context_error(status: int | None, body: str) -> ContextTooLong | None:
     """A ContextTooLong when the error says the request is over the window."""
     if status not in (None, 400, 413, 422, 500) or not CONTEXT_ERRORS.search(body or ""):
         return None
-    found = N_CTX.search(body)
+    found, prompt = N_CTX.search(body), N_PROMPT.search(body)
     n_ctx = next((int(g) for g in found.groups() if g), None) if found else None
+    n_prompt = next((int(g) for g in prompt.groups() if g), None) if prompt else None
     return ContextTooLong(f"the request is longer than the model's context window: {body[:300]}",
-                          n_ctx)
+                          n_ctx, n_prompt)
 
 
 _CLIENTS: dict[tuple, openai.OpenAI] = {}
@@ -128,7 +137,8 @@ class OpenAIProvider:
     takes_options = True  # stream() takes response_format= and max_tokens=
 
     def __init__(self, api_key: str, base_url: str | None, model: str, timeout: float,
-                 max_tokens: int | None = None, first_token_timeout: float | None = None):
+                 max_tokens: int | None = None, first_token_timeout: float | None = None,
+                 profile_config: dict | None = None):
         self.name = f"openai-compatible ({base_url or 'api.openai.com'})"
         self.base_url = base_url or ""
         self.model = model
@@ -138,6 +148,19 @@ class OpenAIProvider:
         self.max_tokens = max_tokens
         self.client = shared_client(api_key, base_url, timeout)
         self._calls: dict[int, Call] = {}  # thread ident -> the call it is reading
+        self.preempted: set[int] = set()  # background threads asked to give their slot up
+        self.profile_config = profile_config or {"OPENAI_BASE_URL": base_url,
+                                                 "NIMBUS_MODEL": model, "OPENAI_API_KEY": api_key}
+
+    def slot_count(self) -> int | None:
+        """Calls at once: NIMBUS_PROVIDER_SLOTS, else the server's own slots where it says."""
+        from .profile import profile_for
+        return profile_for(self.profile_config).slots
+
+    def give_up_slot(self, thread_id: int) -> None:
+        """A chat waits for this background call's slot: end the call now."""
+        self.preempted.add(thread_id)
+        self.cancel(thread_id, "gave its slot to a chat")
 
     def cancel(self, thread_id: int | None = None, reason: str = "stopped") -> None:
         """End the call that thread is reading now (Stop): its socket is shut at once."""
@@ -146,46 +169,64 @@ class OpenAIProvider:
             call.cancel(reason)
 
     def stream(self, messages: list[dict], tools: list[dict], response_format: dict | None = None,
-               max_tokens: int | None = None) -> Iterator[str | Reply]:
+               max_tokens: int | None = None, purpose: str = "chat") -> Iterator[str | Reply]:
+        """Text deltas, then one Reply. `purpose`: "chat", or "background" (summaries, the
+        distiller), which waits behind chats for a slot and gives its slot up to one."""
         quirks = QUIRKS.setdefault(self.base_url, set())
-        streamed = not (tools and NO_STREAMED_TOOLS in quirks)
+        # How tools are asked for, best first: streamed with tool_choice "auto"; the same not
+        # streamed (llama-cpp-python); streamed without tool_choice (vLLM without
+        # --enable-auto-tool-choice). A server's refusal moves it down the list for good.
+        modes = TOOL_MODES if tools else [(True, None)]
+        start = max((i for i, mode in enumerate(TOOL_MODES) if mode_quirk(mode) in quirks),
+                    default=0) if tools else 0
         if NO_RESPONSE_FORMAT in quirks:
             response_format = None
-        for attempt in (1, 2):
-            request = {"model": self.model, "messages": to_openai_messages(messages),
-                       "max_tokens": max_tokens or self.max_tokens}
-            if not request["max_tokens"]:
-                del request["max_tokens"]
-            if tools:
-                request["tools"], request["tool_choice"] = to_openai_tools(tools), "auto"
-            if response_format:
-                request["response_format"] = response_format
-            try:
-                if streamed:
-                    request.update(stream=True, stream_options={"include_usage": True})
-                    yield from self._streamed(request, tools_offered=bool(tools))
-                else:
-                    yield self._whole(request)
-                return
-            except Refused as refused:
-                if attempt == 2:
-                    raise refused.error from None
-                if refused.what == "tools" and streamed and tools:
-                    quirks.add(NO_STREAMED_TOOLS)
-                    streamed = False
-                elif refused.what == "response_format" and response_format:
-                    quirks.add(NO_RESPONSE_FORMAT)
-                    response_format = None
-                else:
-                    raise refused.error from None
-                log.warning("provider %s refused %s; asking again without (remembered)",
-                            self.name, refused.what)
+        attempt, index = 0, start
+        with slot_for(self, purpose):
+            while True:
+                attempt += 1
+                streamed, choice = modes[index]
+                request = {"model": self.model, "messages": to_openai_messages(messages),
+                           "max_tokens": max_tokens or self.max_tokens}
+                if not request["max_tokens"]:
+                    del request["max_tokens"]
+                if tools:
+                    request["tools"] = to_openai_tools(tools)
+                    if choice:
+                        request["tool_choice"] = choice
+                if response_format:
+                    request["response_format"] = response_format
+                try:
+                    if streamed:
+                        request.update(stream=True, stream_options={"include_usage": True})
+                        yield from self._streamed(request, tools_offered=bool(tools))
+                    else:
+                        yield self._whole(request)
+                    return
+                except Refused as refused:
+                    if attempt >= 3:
+                        raise refused.error from None
+                    if refused.what in ("tools", "tool_choice") and tools and index + 1 < len(modes):
+                        index = len(modes) - 1 if refused.what == "tool_choice" else index + 1
+                        quirks.add(mode_quirk(modes[index]))
+                    elif refused.what == "response_format" and response_format:
+                        quirks.add(NO_RESPONSE_FORMAT)
+                        response_format = None
+                    else:
+                        raise refused.error from None
+                    log.warning("provider %s refused %s; asking again %s (remembered)",
+                                self.name, refused.what,
+                                "without response_format" if refused.what == "response_format" else
+                                f"{'streamed' if modes[index][0] else 'not streamed'}, "
+                                f"tool_choice {modes[index][1] or 'left out'}")
 
     # -- one HTTP call ----------------------------------------------------------------------
 
     def _call(self) -> Call:
         call = Call(self.first_token_timeout, self.timeout)
         self._calls[threading.get_ident()] = call
+        if threading.get_ident() in self.preempted:
+            call.cancel("gave its slot to a chat")
         WATCHDOG.watch(call.first_token_at, call)
         return call
 
@@ -219,8 +260,9 @@ class OpenAIProvider:
             return too_long
         failure = ProviderError(f"{type(error).__name__}{f' {status}' if status else ''}: "
                                 f"{body[:300]}")
-        if status and status >= 400 and "tools" in request and "tool_choice" in body:
-            raise Refused("tools", failure)
+        if status and status >= 400 and "tools" in request and re.search(r"tool[_ ]choice", body):
+            # "streaming tool choice is not supported": not streamed; else: no tool_choice
+            raise Refused("tools" if re.search(r"stream", body, re.I) else "tool_choice", failure)
         if status and status >= 400 and "response_format" in request and re.search(
                 r"response_format|json_schema|grammar", body):
             raise Refused("response_format", failure)
@@ -306,7 +348,9 @@ class OpenAIProvider:
         choice = (body.get("choices") or [{}])[0]
         message = choice.get("message") or {}
         calls = [{"id": c.get("id") or "", "name": (c.get("function") or {}).get("name") or "",
-                  "arguments": (c.get("function") or {}).get("arguments") or ""}
+                  "arguments": (c.get("function") or {}).get("arguments") or "",
+                  "extra": {k: v for k, v in c.items() if k not in ("id", "type", "function",
+                                                                     "index")}}
                  for c in message.get("tool_calls") or []]
         text = message.get("content") or ""
         if not text.strip() and not calls:
@@ -334,10 +378,12 @@ def merge_tool_call(calls: dict, delta: dict, last_index):
     if isinstance(arguments, dict):
         arguments = json.dumps(arguments)
     call = calls.get(index)
+    extra = {k: v for k, v in delta.items() if k not in ("index", "id", "type", "function")}
     if call is None:
         calls[index] = {"id": delta.get("id") or "", "name": function.get("name") or "",
-                        "arguments": arguments}
+                        "arguments": arguments, "extra": extra}
     else:
+        call["extra"].update(extra)
         call["id"] = call["id"] or delta.get("id") or ""
         call["name"] = call["name"] or function.get("name") or ""
         call["arguments"] += arguments
@@ -357,6 +403,7 @@ def reply_of(text: str, calls: list[dict], usage, finish: str) -> Reply:
     tool_calls = [ToolCall(c["id"], c["name"], parse_arguments(c["arguments"])) for c in calls]
     raw = {"role": "assistant", "content": text}
     if tool_calls:
-        raw["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
-            "name": c["name"], "arguments": c["arguments"] or "{}"}} for c in calls]
+        raw["tool_calls"] = [{**(c.get("extra") or {}), "id": c["id"], "type": "function",
+                              "function": {"name": c["name"], "arguments": c["arguments"] or "{}"}}
+                             for c in calls]
     return Reply(text, tool_calls, raw, usage, finish)
