@@ -339,7 +339,13 @@ class CompatServer:
                 try:
                     reply = think(request, tools_visible)
                     if server.state.think_delay:
-                        self.wait_thinking(server.state.think_delay, streamed)
+                        try:
+                            self.wait_thinking(server.state.think_delay, streamed)
+                        except OSError:  # the client hung up while it waited
+                            with server.lock:
+                                server.state.disconnected += 1
+                            self.close_connection = True
+                            return
                     if streamed:
                         self.stream(request, reply, interrupted)
                     else:

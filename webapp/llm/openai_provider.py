@@ -222,8 +222,9 @@ class OpenAIProvider:
 
     # -- one HTTP call ----------------------------------------------------------------------
 
-    def _call(self) -> Call:
-        call = Call(self.first_token_timeout, self.timeout)
+    def _call(self, streamed: bool = True) -> Call:
+        # Not streamed, the whole answer is the first token: only the total deadline holds.
+        call = Call(self.first_token_timeout if streamed else self.timeout, self.timeout)
         self._calls[threading.get_ident()] = call
         if threading.get_ident() in self.preempted:
             call.cancel("gave its slot to a chat")
@@ -334,7 +335,7 @@ class OpenAIProvider:
 
     def _whole(self, request: dict) -> Reply:
         """One request not streamed: the answer arrives whole."""
-        call = self._call()
+        call = self._call(streamed=False)
         try:
             with self.client.chat.completions.with_streaming_response.create(
                     **request, timeout=httpx2.Timeout(self.timeout, connect=min(10.0, self.timeout))

@@ -8,6 +8,7 @@ answer is kept per process for each endpoint and model; a server that could not 
 asked again after a minute.
 """
 import logging
+import os
 import re
 import threading
 import time
@@ -152,7 +153,11 @@ def profile_for(config) -> Profile:
     with _LOCK:
         cached = _CACHE.get(key)
     if cached is None or (not cached[1].reachable and now - cached[0] > RETRY_UNREACHABLE):
-        found = probe(base_url, model, config.get("OPENAI_API_KEY"))
+        try:
+            found = probe(base_url, model, config.get("OPENAI_API_KEY"))
+        except Exception as error:  # a server answering nonsense must not break a page
+            found = Profile(guess_kind(base_url), model, problem=f"{base_url} answered "
+                            f"unexpectedly ({type(error).__name__})")
         if found.problem:
             log.warning("provider %s: %s", found.label, found.problem)
         with _LOCK:
@@ -162,6 +167,23 @@ def profile_for(config) -> Profile:
                    config.get("NIMBUS_CONTEXT_WINDOW") or found.context_window,
                    config.get("NIMBUS_PROVIDER_SLOTS") or found.slots, found.reachable,
                    found.problem)
+
+
+def announce(app) -> None:
+    """Say at start which provider and model answer; a misconfiguration is a warning."""
+    config = app.config
+    if app.testing and "OPENAI_BASE_URL" not in os.environ:
+        return  # tests point the app at their own fakes later
+    found = profile_for(config)
+    where = config.get("OPENAI_BASE_URL") or ("api.openai.com" if found.kind == "OpenAI" else "")
+    details = ", ".join(f"{name} {value}" for name, value in (
+        ("context window", found.context_window), ("slots", found.slots)) if value)
+    if found.problem or not found.reachable:
+        log.warning("provider: %s%s: %s", found.label, f" at {where}" if where else "",
+                    found.problem)
+    else:
+        log.info("provider: %s%s%s", found.label, f" at {where}" if where else "",
+                 f" ({details})" if details else "")
 
 
 def learn_window(config, n_ctx: int) -> None:
