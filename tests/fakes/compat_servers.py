@@ -289,6 +289,7 @@ class CompatServer:
                     self.send_json(404, server.error(f"not found: {self.path}", 404))
 
             def do_POST(self):
+                self._started = False  # one handler serves every request of a connection
                 if server.state.dead:
                     self.close_connection = True
                     self.connection.shutdown(2)
