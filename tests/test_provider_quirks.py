@@ -39,7 +39,7 @@ def point_at(app, server, **config):
 def test_keep_alive_comments_do_not_reset_the_first_token_deadline(app, alex):
     # ": ping" every 0.2 s while it thinks, as llama-cpp-python's server does every 15 s
     with CompatServer("llama-server", keepalive=True) as server:
-        server.state.think_delay = 6.0
+        server.state.think_delay = 12.0
         provider = point_at(app, server, NIMBUS_FIRST_TOKEN_TIMEOUT=1.0,
                             NIMBUS_PROVIDER_TIMEOUT=10.0)
         began = time.monotonic()
@@ -48,12 +48,12 @@ def test_keep_alive_comments_do_not_reset_the_first_token_deadline(app, alex):
     turn = all_turns(conversation.id)[0]
     assert answer == FALLBACK_ERROR and turn.outcome == "api_error"
     assert any("no first token within 1 s" in step.get("error", "") for step in turn.trace)
-    assert took < 4.0  # not the 6 s the server took: the pings did not count as words
+    assert took < 8.0  # well before the 12 s the server takes: the pings did not count as words
 
 
 def test_stop_ends_the_upstream_request_at_once(app):
     with CompatServer("llama-cpp-python") as server:
-        server.state.think_delay = 5.0
+        server.state.think_delay = 10.0
         provider = point_at(app, server)
         outcome = {}
 
@@ -71,7 +71,7 @@ def test_stop_ends_the_upstream_request_at_once(app):
         pressed = time.monotonic()
         provider.cancel(reader.ident)
         reader.join(4)
-        assert outcome["error"].reason == "stopped" and outcome["at"] - pressed < 1.0
+        assert outcome["error"].reason == "stopped" and outcome["at"] - pressed < 3.0
         deadline = time.monotonic() + 2
         while not server.state.disconnected and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -104,6 +104,12 @@ def probe(base_url: str, model: str, api_key: str | None) -> Profile:
             path = str(props.get("model_path") or "")
             if path and (model in ("", None) or model.startswith("gpt-")):
                 profile.model = re.sub(r"\.gguf$", "", path.rsplit("/", 1)[-1])
+        if profile.problem.startswith("the server has no model") and \
+                profile.kind == "OpenAI-compatible":
+            # A server of unknown kind may answer whatever the model is called: say it in the
+            # log only, not as a banner.
+            log.warning("provider %s: %s", base_url, profile.problem)
+            profile.problem = ""
         if profile.kind == "Ollama" and profile.context_window is None:
             profile.context_window = ollama_window(client, root, model)
         if profile.context_window is None:
