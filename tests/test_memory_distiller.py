@@ -50,12 +50,13 @@ def test_chit_chat_writes_nothing_and_still_advances(app, alex):
     assert contents(alex) == [] and checkpoint(conversation) == (2, "nothing found")
 
 
-def test_a_failed_distillation_advances_the_checkpoint(app, alex):
+def test_a_call_that_never_finished_leaves_its_turns_for_the_next_run(app, alex):
     conversation = chat(alex, "I prefer email over phone.")
     outcome = distil_conversation(conversation.id, provider=ScriptedModel(ProviderError("down")))
-    assert outcome.startswith("failed") and checkpoint(conversation)[0] == 0
-    assert distil_conversation(conversation.id).startswith("waiting")
+    assert outcome.startswith("not read") and checkpoint(conversation)[0] == -1
     assert contents(alex) == []
+    assert distil_conversation(conversation.id) == "wrote 1 memory(ies)"  # read again, this time
+    assert contents(alex) == ["Alex Rivera prefers email over phone."]
 
 
 def test_a_reply_that_is_not_json_counts_as_a_failure(app, alex):

@@ -177,3 +177,20 @@ def test_summaries_are_logged_not_raised_when_the_queue_fails(app, alex, monkeyp
         for question in FILLER * 3:
             assert ask(alex, question, conversation)[0]
     assert "could not run or enqueue" in caplog.text
+
+
+def test_a_fold_that_fails_the_check_keeps_the_old_summary_and_says_so_in_the_viewer(
+        app, guest):
+    from .conftest import guest_user
+    conversation = long_conversation(guest_user(guest))
+    summary, _ = refresh_summary(conversation, OfflineModel())
+    before, through = summary.text, summary.through_seq
+    for i in range(4):
+        save(conversation, "More small talk " + "y" * 80)
+    summary, _ = refresh_summary(conversation, ScriptedModel("Summary:\n[Turn 7]"))
+    assert (summary.text, summary.through_seq) == (before, through)
+    assert "refused" in summary.problem and "marker" in summary.problem
+    page = guest.get(f"/c/{conversation.id}/viewer").text
+    assert "Summary not updated" in page and "[Turn 7]" in page
+    summary, _ = refresh_summary(conversation, OfflineModel())  # a good fold clears the note
+    assert summary.through_seq > through and summary.problem is None

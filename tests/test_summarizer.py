@@ -6,7 +6,7 @@ import pytest
 from webapp.llm.base import ProviderError
 from webapp.llm.offline import OfflineModel
 from webapp.llm.tokens import estimate_text
-from webapp.memory.summarizer import fold
+from webapp.memory.summarizer import SummaryRejected, fold
 
 from .fakes.scripted_model import ScriptedModel
 
@@ -78,9 +78,22 @@ def test_any_model_may_summarize_and_name_topics():
 
 
 def test_a_model_that_overshoots_is_cut_at_a_line_boundary():
-    model = ScriptedModel("\n".join(f"Line {i} " + "x" * 40 for i in range(50)))
+    model = ScriptedModel("\n".join(f"Line {i}: Dara, order 1042, " + "x" * 40 for i in range(50)))
     text, topics = fold(model, "", [], TURNS, "concise", 100)
     assert text.endswith("\n…") and estimate_text(text) <= 140 and topics == []
+
+
+@pytest.mark.parametrize("reply", ["Summary:\n[Turn 7]", "Summary: (none yet)",
+                                   "The customer talked to the assistant about several things."])
+def test_a_marker_or_a_summary_that_lost_every_named_fact_is_refused(reply):
+    with pytest.raises(SummaryRejected):
+        fold(ScriptedModel(reply), "", [], TURNS, "concise", 600)
+
+
+def test_a_summary_keeping_a_named_fact_passes_the_check():
+    text, _ = fold(ScriptedModel("User: my name is Dara.\nTopics: name"), "", [], TURNS,
+                   "concise", 600)
+    assert text == "User: my name is Dara."
 
 
 def test_an_empty_summary_is_an_error_to_retry():

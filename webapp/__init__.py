@@ -64,4 +64,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .memory import context_cli
     context_cli.init_app(app)
     security.guard_commands(app)  # no NUL in any command's arguments
+    from .llm.profile import announce
+    announce(app)  # which provider and model answer, in the log (and what is wrong with them)
     return app

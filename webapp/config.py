@@ -12,6 +12,11 @@ DEFAULTS = {
     "OPENAI_BASE_URL": None,
     "NIMBUS_MODEL": "gpt-4o-mini",
     "NIMBUS_PROVIDER_TIMEOUT": 60.0,  # seconds before a provider call counts as down
+    # The provider profile (webapp/llm/profile.py, README "Local models"): None = ask the server
+    "NIMBUS_FIRST_TOKEN_TIMEOUT": 30.0,  # seconds to the first word; keep-alives don't reset it
+    "NIMBUS_MAX_OUTPUT_TOKENS": 1024,  # max_tokens of a reply, reserved out of the context window
+    "NIMBUS_CONTEXT_WINDOW": None,  # the model's window in tokens; None: what the server reports
+    "NIMBUS_PROVIDER_SLOTS": None,  # model calls at once per worker; None: the server's slots
     "NIMBUS_HISTORY_BUDGET": 3000,  # tokens of history (and rolling summary) per request
     "NIMBUS_RECENT_TURNS": 2,  # newest turns sent in full, with tool calls and results
     "NIMBUS_MAX_AGE_DAYS": 7.0,  # strategy "time": turns older than this are not sent
@@ -89,7 +94,8 @@ DEFAULTS = {
     "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE": False,  # may a chat write shop-wide shared memories?
 }
 
-INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_IMPORT_MAX_BYTES", "NIMBUS_PROXY_HOPS",
+INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_IMPORT_MAX_BYTES", "NIMBUS_PROXY_HOPS", "NIMBUS_MAX_OUTPUT_TOKENS",
+            "NIMBUS_CONTEXT_WINDOW", "NIMBUS_PROVIDER_SLOTS",
             "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
             "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
             "NIMBUS_MAX_ANSWER_CHARS",
@@ -100,7 +106,7 @@ INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_IMPORT_MAX_BYTES", "NIMBUS_PROXY_HOPS"
             "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW", "NIMBUS_LOGIN_MAX_FAILURES",
             "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE",
             "NIMBUS_CHAT_PAGE_TURNS", "NIMBUS_DELETE_UNDO_SECONDS"}
-FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
+FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_FIRST_TOKEN_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
               "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",
               "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY",
               "NIMBUS_MEMORY_KEYWORD_WEIGHT", "NIMBUS_SESSION_HOURS", "NIMBUS_REMEMBER_DAYS",

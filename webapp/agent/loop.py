@@ -12,10 +12,11 @@ from typing import Callable
 
 from flask import current_app
 
-from ..llm.base import ProviderError, Reply
+from ..llm.base import ContextTooLong, ProviderCancelled, ProviderError, Reply
+from ..llm.profile import learn_window, profile_for
 from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
-from ..llm.tokens import calibrated_ratio, estimate_messages
-from ..memory.context import assemble
+from ..llm.tokens import calibrated_ratio, estimate_messages, estimate_tools
+from ..memory.window import fit
 from ..memory.manifest import ManifestRecorder
 from .. import tracing
 from ..extensions import db
@@ -23,7 +24,8 @@ from ..storage import checkpoint_turn, finish_turn
 from .tools import ToolContext, run_tool, tools_for
 
 FALLBACK_ERROR = "Sorry, I'm having trouble right now. Please try again in a moment."
-FALLBACK_EMPTY = "Sorry, I couldn't come up with an answer. Could you rephrase?"
+FALLBACK_TOO_LONG = ("Sorry, this conversation has grown longer than the model can read at once. "
+                     "Please start a new conversation.")
 FALLBACK_STEPS = ("Sorry, this is taking more steps than I expected. "
                   "Please contact our support team and they'll sort it out.")
 FALLBACK_INTERRUPTED = "(This answer was interrupted before it finished.)"
@@ -81,7 +83,8 @@ def capped(reply: Reply, limit: int) -> Reply:
     is dropped, so the cut answer is what is stored, shown and sent again."""
     if len(reply.text) <= limit:
         return reply
-    return Reply(cut_answer(reply.text, limit), reply.tool_calls, None, reply.usage)
+    return Reply(cut_answer(reply.text, limit), reply.tool_calls, None, reply.usage,
+                 reply.finish_reason)
 
 
 def release_connection() -> None:
@@ -110,10 +113,21 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
         return AgentEvent(kind, step, data, line)
 
     try:
-        plan = assemble(conversation, config, before_seq=turn.seq)
-        manifest = ManifestRecorder(plan, conversation.id)  # what each model call receives
         tools = tools_for(config)
         specs = [t.spec() for t in tools]
+        profile = profile_for(config)
+        reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
+        tool_tokens = estimate_tools(specs)
+        options = {"max_tokens": reserve} if getattr(provider, "takes_options", False) else {}
+
+        def planned(budget_cap=None):
+            ratio_now = conversation.token_ratio or 1.0
+            margin = (profile.context_window or 0) // 20  # the estimate is only an estimate
+            fixed = reserve + margin + round((tool_tokens + estimate_messages(messages)) * ratio_now)
+            return fit(conversation, config, turn.seq, profile.context_window, fixed, budget_cap)
+
+        plan = planned()
+        manifest = ManifestRecorder(plan, conversation.id)  # what each model call receives
         context = ToolContext(conversation.tenant, conversation.user, conversation, turn.seq, config)
         context_tokens = plan.total_tokens + estimate_messages(messages)
         history = plan.section("history")
@@ -125,51 +139,99 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                     f"memory: {len(history.messages)} earlier messages loaded "
                     f"({history.tokens} tokens){describe_sections(loaded)}")
         calls_seen: dict[str, int] = {}
+        shrunk = False
         for step in range(1, config["NIMBUS_MAX_STEPS"] + 1):
-            started, reply, streamed = time.monotonic(), None, []
-            progress["streamed"] = streamed
-            release_connection()
-            manifest.call(messages)
-            limit, size = config["NIMBUS_MAX_ANSWER_CHARS"], 0
-            span = spans.model_call(step, plan, messages)
-            try:
-                for chunk in (stream := provider.stream(plan.messages + messages, specs)):
-                    if isinstance(chunk, str):
-                        if size + len(chunk) > limit:  # runaway: keep what fits, stop listening
-                            streamed.append(chunk[:limit - size])
-                            yield AgentEvent("token", step, {"text": chunk[:limit - size]})
-                            getattr(stream, "close", lambda: None)()
-                            reply = Reply(cut_answer("".join(streamed), limit))
-                            break
-                        size += len(chunk)
-                        streamed.append(chunk)
-                        yield AgentEvent("token", step, {"text": chunk})
+            while True:  # once more, shorter, when the server says the request is too long
+                started, reply, streamed = time.monotonic(), None, []
+                progress["streamed"] = streamed
+                release_connection()
+                manifest.call(messages)
+                limit, size = config["NIMBUS_MAX_ANSWER_CHARS"], 0
+                span = spans.model_call(step, plan, messages)
+                try:
+                    stream = provider.stream(plan.messages + messages, specs, **options)
+                    for chunk in stream:
+                        if isinstance(chunk, str):
+                            if size + len(chunk) > limit:  # runaway: keep what fits, stop listening
+                                streamed.append(chunk[:limit - size])
+                                yield AgentEvent("token", step, {"text": chunk[:limit - size]})
+                                getattr(stream, "close", lambda: None)()
+                                reply = Reply(cut_answer("".join(streamed), limit))
+                                break
+                            size += len(chunk)
+                            streamed.append(chunk)
+                            yield AgentEvent("token", step, {"text": chunk})
+                        else:
+                            reply = capped(chunk, limit)
+                    if reply is None:
+                        raise ProviderError("the provider ended without a reply")
+                    if not reply.tool_calls and not reply.text.strip():
+                        raise ProviderError("the provider sent an empty answer")
+                except ContextTooLong as error:
+                    spans.failed(span, error)
+                    ms = round((time.monotonic() - started) * 1000)
+                    if error.n_ctx:
+                        learn_window(config, error.n_ctx)
+                        profile.context_window = min(profile.context_window or error.n_ctx,
+                                                     error.n_ctx)
+                    if error.n_prompt:  # the server counted more than estimated: learn it now
+                        sent = estimate_messages(plan.messages + messages) + tool_tokens
+                        ratio = max(conversation.token_ratio or 1.0,
+                                    min(round(error.n_prompt / max(sent, 1), 4), 4.0))
+                        conversation.token_ratio = ratio
+                    if not shrunk and not streamed:
+                        shrunk = True
+                        yield event("retry", step, {"error": str(error)[:300], "ms": ms},
+                                    "too long for the model's window: asking again, shorter")
+                        plan = planned(budget_cap=plan.policy.budget // 2)
+                        continue
+                    yield event("error", step, {"error": str(error)[:300], "ms": ms},
+                                f"API error: {str(error)[:300]}")
+                    outcome, answer = "api_error", FALLBACK_TOO_LONG
+                except ProviderCancelled as error:
+                    spans.failed(span, error)
+                    ms = round((time.monotonic() - started) * 1000)
+                    if error.reason == "stopped":
+                        yield AgentEvent("stopped", step, {})  # the run ends the loop here
+                        outcome, answer = None, None
                     else:
-                        reply = capped(chunk, limit)
-                if reply is None:
-                    raise ProviderError("the provider ended without a reply")
-            except ProviderError as error:
-                spans.failed(span, error)
-                ms = round((time.monotonic() - started) * 1000)
-                yield event("error", step, {"error": str(error), "ms": ms}, f"API error: {error}")
-                outcome, answer = "api_error", FALLBACK_ERROR
+                        yield event("error", step, {"error": error.reason, "ms": ms},
+                                    f"API error: {error.reason}")
+                        outcome, answer = "api_error", FALLBACK_ERROR
+                except ProviderError as error:
+                    spans.failed(span, error)
+                    ms = round((time.monotonic() - started) * 1000)
+                    yield event("error", step, {"error": str(error), "ms": ms},
+                                f"API error: {error}")
+                    outcome, answer = "api_error", FALLBACK_ERROR
+                break
+            if reply is None or outcome is not None or (not reply.tool_calls
+                                                         and not reply.text.strip()):
+                reply = None
                 break
             ms = round((time.monotonic() - started) * 1000)
             spans.model_done(span, reply)
             manifest.reported(reply.usage)
             for key, value in (reply.usage or {}).items():
                 usage[key] = usage.get(key, 0) + (value or 0)
-            if step == 1 and reply.usage:  # saved with the turn: no write waits on a provider
-                ratio = calibrated_ratio(conversation.token_ratio, reply.usage.get("prompt_tokens"),
-                                         estimate_messages(plan.messages + messages))
+            if step == 1 and reply.usage and reply.usage.get("prompt_tokens"):
+                # saved with the turn: no write waits on a provider. The tool specs are not
+                # history: their share of what the provider counted is left out.
+                ratio = calibrated_ratio(
+                    conversation.token_ratio,
+                    max(reply.usage["prompt_tokens"] - (tool_tokens if specs else 0), 1),
+                    estimate_messages(plan.messages + messages))
             if not reply.tool_calls:
-                if reply.text.strip():
-                    messages.append(reply.as_message())
-                    outcome, answer = "answered", reply.text
-                    yield event("answer", step, {"text": answer, "ms": ms},
-                                f"model answered ({ms} ms)")
+                messages.append(reply.as_message())
+                answer = reply.text
+                if reply.finish_reason == "length":
+                    outcome = "cut_off"
+                    yield event("cut_off", step, {"ms": ms},
+                                f"model answered, cut off at the output cap ({ms} ms)")
                 else:
-                    outcome, answer = "answered", FALLBACK_EMPTY
+                    outcome = "answered"
+                yield event("answer", step, {"text": answer, "ms": ms},
+                            f"model answered ({ms} ms)")
                 break
             messages.append(reply.as_message())
             streamed.clear()  # the words before a tool call are in the message now
@@ -202,8 +264,11 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             outcome, answer = "step_limit", FALLBACK_STEPS
             yield event("error", config["NIMBUS_MAX_STEPS"], {"error": "step limit"},
                         f"stopped: reached the step limit ({config['NIMBUS_MAX_STEPS']})")
-        if outcome != "answered" or answer in (FALLBACK_EMPTY,):
-            messages.append(assistant_message(answer))
+        if outcome not in ("answered", "cut_off", None):
+            # The words already shown stay: the provider died mid-reply, they were read.
+            partial = "".join(streamed).strip()
+            messages = close_open_tool_calls(messages, "not run: the reply failed")
+            messages.append(assistant_message(f"{partial} …\n\n{answer}" if partial else answer))
             yield AgentEvent("answer", 0, {"text": answer, "fallback": True})
     except Exception as error:  # anything else, context assembly included: a polite fallback
         log.exception("turn %s failed", turn_id)

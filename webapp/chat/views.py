@@ -34,9 +34,20 @@ def get_turn_or_404(conversation, seq: int):
     return turn
 
 
+def shown_profile(app):
+    """The configured provider's profile for the banner; None for the offline model or a
+    provider swapped in by tests."""
+    from ..llm import uses_openai
+    from ..llm.profile import profile_for
+    if "provider_factory" in app.extensions or not uses_openai(app.config):
+        return None
+    return profile_for(app.config)
+
+
 @bp.app_context_processor
 def chat_context():
     return {"offline_model": lambda: is_offline(current_app),
+            "provider_profile": lambda: shown_profile(current_app),
             "tool_steps": steps_of, "suggestions": SUGGESTIONS}
 
 

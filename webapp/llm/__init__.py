@@ -19,6 +19,11 @@ def get_provider(config) -> "ChatProvider":
             base_url=config.get("OPENAI_BASE_URL"),
             model=config["NIMBUS_MODEL"],
             timeout=config["NIMBUS_PROVIDER_TIMEOUT"],
+            max_tokens=config.get("NIMBUS_MAX_OUTPUT_TOKENS"),
+            first_token_timeout=config.get("NIMBUS_FIRST_TOKEN_TIMEOUT"),
+            profile_config={k: config.get(k) for k in (
+                "OPENAI_BASE_URL", "OPENAI_API_KEY", "NIMBUS_MODEL", "NIMBUS_CONTEXT_WINDOW",
+                "NIMBUS_PROVIDER_SLOTS")},
         )
     from .offline import OfflineModel
     return OfflineModel(config.get("NIMBUS_OFFLINE_WORDS_PER_SECOND") or 0)

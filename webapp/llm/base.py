@@ -9,6 +9,22 @@ class ProviderError(RuntimeError):
     """The provider could not answer: down, slow, refused or malformed."""
 
 
+class ContextTooLong(ProviderError):
+    """The server refused the request as longer than its context window (n_ctx when it said)."""
+
+    def __init__(self, message: str, n_ctx: int | None = None, n_prompt: int | None = None):
+        super().__init__(message)
+        self.n_ctx, self.n_prompt = n_ctx, n_prompt  # the window, and the prompt it counted
+
+
+class ProviderCancelled(ProviderError):
+    """The call was ended on our side: Stop ("stopped"), or one of its deadlines passed."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass
 class ToolCall:
     id: str
@@ -25,6 +41,7 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     provider_raw: dict | None = None
     usage: dict | None = None  # {"prompt_tokens": int, "completion_tokens": int} when reported
+    finish_reason: str | None = None  # "length": the output cap cut the answer short
 
     def as_message(self) -> dict:
         return assistant_message(self.text, [c.as_dict() for c in self.tool_calls], self.provider_raw)

@@ -10,6 +10,7 @@ import time
 from typing import Callable, Iterator
 
 from .base import Reply, ToolCall
+from .tokens import estimate_tools
 from .offline_answers import answer_from_results
 from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
 
@@ -87,7 +88,8 @@ class OfflineModel:
             if index and self.pause and task is None:
                 time.sleep(self.pause)  # cooperative under gevent; the caller holds no lock for it
             yield piece
-        reply.usage = {"prompt_tokens": count_tokens(messages),
+        # The tool schemas are in the prompt too, as on a real server (counted as the estimator does).
+        reply.usage = {"prompt_tokens": count_tokens(messages) + estimate_tools(tools),
                        "completion_tokens": count_tokens([{"content": reply.text}])}
         yield reply
 

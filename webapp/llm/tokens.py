@@ -21,6 +21,12 @@ def estimate_messages(messages: list[dict]) -> int:
     return sum(estimate_message(m) for m in messages)
 
 
+def estimate_tools(specs: list[dict]) -> int:
+    """The tool specs sent with every request (their JSON schemas), as they are counted."""
+    return sum(MESSAGE_OVERHEAD + estimate_text(json.dumps(s, ensure_ascii=False,
+                                                           separators=(",", ":"))) for s in specs)
+
+
 def calibrated_ratio(previous: float, reported: int | None, estimated: int) -> float:
     """Move the ratio toward what the provider reported, bounded so one odd reply cannot skew it."""
     if not reported or estimated <= 0:

@@ -1,6 +1,7 @@
 """The rolling summary of turns that fell out of the window: cached per conversation and style,
 folded forward only when new turns fall off, and sent as its own section of the context.
 """
+import logging
 from datetime import datetime
 
 from flask import current_app
@@ -14,6 +15,7 @@ from .context import (RESERVATIONS, SECTION_SOURCES, SUMMARY_STRATEGIES, Policy,
                       looked_up, plan_history, sized, tenant_settings)
 from .tail import newest_first, rows_for
 
+log = logging.getLogger(__name__)
 MAX_ROUNDS = 10  # model calls per refresh; a job that is not caught up queues itself again
 
 
@@ -27,6 +29,8 @@ class ConversationSummary(db.Model):
     through_seq: Mapped[int] = mapped_column(default=-1)  # -1: covers nothing yet
     topics: Mapped[list] = mapped_column(JSON, default=list)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    # Why the last fold was refused by summarizer.check (the summary before it was kept); None: fine
+    problem: Mapped[str | None] = mapped_column(String(300), default=None)
 
 
 def style_of(conversation, config=None) -> str:
@@ -142,9 +146,19 @@ def refresh_summary(conversation, provider, style: str | None = None,
         turns = turns_to_fold(conversation.id, summary.through_seq, ahead,
                               config["NIMBUS_SUMMARY_CHUNK_TURNS"])
         if turns:
-            summary.text, summary.topics = summarizer.fold(
-                provider, summary.text, list(summary.topics), turns, style,
-                config["NIMBUS_SUMMARY_MAX_TOKENS"])
+            try:
+                summary.text, summary.topics = summarizer.fold(
+                    provider, summary.text, list(summary.topics), turns, style,
+                    config["NIMBUS_SUMMARY_MAX_TOKENS"])
+            except summarizer.SummaryRejected as rejected:
+                # The old summary stays, and says why; the next turn's fold tries again.
+                log.warning("summary of %s: fold of turns %s-%s refused: %s", conversation.id,
+                            turns[0].seq + 1, turns[-1].seq + 1, rejected)
+                summary.problem = (f"The fold of turns {turns[0].seq + 1}–{turns[-1].seq + 1} "
+                                   f"was refused ({rejected}); the summary before it is kept.")[:300]
+                db.session.commit()
+                return summary, True
+            summary.problem = None
         summary.through_seq = turns[-1].seq if turns else ahead
         db.session.commit()
     return summary, left_out_through(conversation, config) <= summary.through_seq

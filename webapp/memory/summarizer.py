@@ -64,18 +64,60 @@ def parse_reply(text: str, max_tokens: int) -> tuple[str, list[str]]:
     return "\n".join(kept).strip(), topics[-MAX_TOPICS:]
 
 
+class SummaryRejected(ValueError):
+    """The model's summary failed the check: the summary before it is kept."""
+
+
+MARKERS = re.compile(r"\[turn \d+\]|\bsummary\b|\btopics\b|\(none yet\)|\bnone\b", re.I)
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+NUMBER = re.compile(r"(?<![\w.])#?\d{3,}(?![\w.])")
+# A capitalised word after a lower-case one: a name in mid-sentence ("call Alex", "via PayPal").
+PROPER = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+(?:[A-Z][a-z]+)?)\b")
+NOT_NAMES = {"User", "Nimbus", "Turn", "Turns", "Summary", "Topics", "I", "The", "Thanks"}
+
+
+def named_facts(text: str) -> set[str]:
+    """Emails, numbers (orders, tickets, phones) and names: what a summary must not lose."""
+    found = {m.lower() for m in EMAIL.findall(text)}
+    found |= {m.lstrip("#") for m in NUMBER.findall(text)}
+    found |= {m.lower() for m in PROPER.findall(text) if m not in NOT_NAMES}
+    return found
+
+
+def check(previous: str, turns, text: str, max_tokens: int) -> None:
+    """Refuse a summary that is empty, only a marker ("Summary:\n[Turn 7]"), far over its size,
+    or that kept none of the named facts (emails, numbers, names) it was given."""
+    words = re.findall(r"\w+", MARKERS.sub(" ", text))
+    if not text.strip():
+        raise SummaryRejected("the model returned an empty summary")
+    if len(words) < 3:
+        raise SummaryRejected(f"the model returned only a marker: {text.strip()[:60]!r}")
+    if estimate_text(text) > max_tokens * 3 // 2:
+        raise SummaryRejected(f"about {estimate_text(text)} tokens, over the {max_tokens} allowed")
+    given = named_facts(previous + "\n" + transcript(turns))
+    kept = named_facts(text) | {w.lower() for w in words}
+    if given and not given & kept:
+        raise SummaryRejected("it lost every named fact it was given ("
+                              + ", ".join(sorted(given)[:4]) + ")")
+
+
 def fold(provider, previous: str, topics: list[str], turns, style: str,
          max_tokens: int) -> tuple[str, list[str]]:
-    """One model call: the previous summary plus these turns, as (new summary, topics)."""
+    """One model call: the previous summary plus these turns, as (new summary, topics); the
+    summary is checked (`check`) before it may replace the previous one."""
     if style not in STYLES:
         raise ValueError(f"unknown summary style {style!r}; choose from {', '.join(STYLES)}")
     reply = None
-    for chunk in provider.stream(fold_request(previous, topics, turns, style, max_tokens), []):
+    options = {"purpose": "background", "max_tokens": max_tokens * 3 // 2} \
+        if getattr(provider, "takes_options", False) else {}
+    for chunk in provider.stream(fold_request(previous, topics, turns, style, max_tokens), [],
+                                 **options):
         if isinstance(chunk, Reply):
             reply = chunk
     if reply is None or not reply.text.strip():
         raise ProviderError("the summarizer returned no summary")
     text, new_topics = parse_reply(reply.text, max_tokens)
+    check(previous, turns, text, max_tokens)
     merged: dict[str, str] = {}
     for topic in [*topics, *new_topics]:
         merged.setdefault(topic.lower(), topic)

@@ -18,7 +18,7 @@ INT32 = 2**31 - 1  # token counts are INTEGER columns
 # One imported message at most: 25 times the chat's NIMBUS_MAX_MESSAGE_CHARS, room for a pasted
 # document or a long tool result, while a 10 MB message is refused before it reaches a page.
 MESSAGE_CHARS = 200_000
-OUTCOMES = ("answered", "api_error", "step_limit", "interrupted")  # "pending" is never finished
+OUTCOMES = ("answered", "api_error", "step_limit", "interrupted", "cut_off")  # "pending" is never finished
 
 
 def iso_time(value) -> datetime:

@@ -46,7 +46,10 @@ def render_viewer(report, error=None, notice=None, status=200, static_report=Fal
             return f"#turn-{seq + 1}"
         return turn_link(conversation.id, seq, report.turn_total, query)
 
-    context = {"report": report, "error": error, "notice": notice, "page_url": page_url,
+    from ..memory.summaries import cached_summary
+    summary = cached_summary(conversation)
+    context = {"summary_problem": summary.problem if summary is not None else None,
+               "report": report, "error": error, "notice": notice, "page_url": page_url,
                "turn_url": turn_url, "static_report": static_report,
                "now_text": utcnow().strftime("%Y-%m-%d %H:%M UTC"),
                "json_url": url_for("viewer.show_json", conversation_id=conversation.id, **query),

@@ -2,8 +2,10 @@
 
 It costs a model call, so it runs as a background job after the answer went out: when a
 conversation crosses its history budget, and in a sweep of inactive ones. It is conservative,
-advances its checkpoint after success, "nothing found" and failure alike (a failed window would
-likely fail again, and every try is billed), and a lock keeps a second worker off the conversation.
+advances its checkpoint over the turns the model read: after success, "nothing found" and a reply
+it could not parse alike (that window would likely fail again, and every try is billed), but not
+after a call that never finished (provider down, reply cut off, slot given up to a chat), whose
+turns the next run reads again. A lock keeps a second worker off the conversation.
 """
 import json
 import logging
@@ -15,7 +17,7 @@ from sqlalchemy import select
 
 from ...extensions import db
 from ...llm import get_provider
-from ...llm.base import ProviderError, Reply
+from ...llm.base import ContextTooLong, ProviderError, Reply
 from ...locks import LockBusy, named_lock
 from ...models import Conversation, Turn, utcnow
 from .models import DistillCheckpoint, Memory
@@ -83,18 +85,36 @@ def parse_memories(text: str) -> list[dict]:
     items = data.get("memories") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise DistillError("the reply had no list of memories")
+    items = [{"content": item} if isinstance(item, str) else item for item in items]
     return [item for item in items if isinstance(item, dict) and item.get("content")]
 
 
-def ask_model(messages: list[dict], config, provider=None) -> str:
+class CutShort(ProviderError):
+    """The reply stopped at the output cap: the model did not finish reading out its answer."""
+
+
+def ask_model(messages: list[dict], config, provider=None, schema: dict | None = None) -> str:
+    """The model's reply. An OpenAI-compatible server is asked for JSON matching the schema
+    (`response_format`; dropped for a server that refuses it), within the output reserve, as
+    a background call that waits behind chats and gives its slot up to one."""
     model = config.get("NIMBUS_MEMORY_MODEL") or config["NIMBUS_MODEL"]
     provider = provider or get_provider({**config, "NIMBUS_MODEL": model})
+    options = {}
+    if getattr(provider, "takes_options", False):
+        from ...llm.profile import profile_for
+        options = {"purpose": "background", "max_tokens": profile_for(config).output_reserve(
+            config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)}
+        if schema is not None:
+            options["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "memories", "schema": schema}}
     reply = None
-    for chunk in provider.stream(messages, []):
+    for chunk in provider.stream(messages, [], **options):
         if isinstance(chunk, Reply):
             reply = chunk
     if reply is None:
         raise ProviderError("the provider ended without a reply")
+    if reply.finish_reason == "length":
+        raise CutShort("the reply was cut off at the output cap")
     return reply.text
 
 
@@ -147,6 +167,20 @@ def advance(checkpoint: DistillCheckpoint, through_seq: int, outcome: str) -> st
     return outcome
 
 
+def not_read(checkpoint: DistillCheckpoint, conversation_id: str, through: int, error) -> str:
+    """The turns were not read to the end: the checkpoint stays, the next run reads them."""
+    log.warning("distiller: turns through %s of %s not read, kept for the next run: %s",
+                through, conversation_id, error)
+    db.session.rollback()
+    outcome = f"not read, will retry: {error}"[:200]
+    if checkpoint.distilled_through_seq >= 0 or db.session.get(DistillCheckpoint,
+                                                                 conversation_id) is not None:
+        checkpoint = db.session.merge(checkpoint)
+        checkpoint.last_outcome = outcome
+        db.session.commit()
+    return outcome
+
+
 def distil_window(conversation_id: str, min_messages: int, config, provider=None) -> str:
     conversation = db.session.get(Conversation, conversation_id)
     if conversation is None:
@@ -162,13 +196,24 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
     if not shares_memories(conversation.user, config):
         return advance(checkpoint, through, "skipped: this person does not share memories")
     scope = SessionScope.for_conversation(conversation)
-    messages = [{"role": "system", "content": system_prompt(conversation, scope, config)},
-                {"role": "user", "content": transcript(turns, scope.subject_name)}]
-    try:
-        items = parse_memories(ask_model(messages, config, provider))
-    except (ProviderError, DistillError) as error:
-        log.warning("distiller failed on %s through turn %s: %s", conversation_id, through, error)
-        return advance(checkpoint, through, f"failed: {error}")
+    for attempt in (1, 2):
+        messages = [{"role": "system", "content": system_prompt(conversation, scope, config)},
+                    {"role": "user", "content": transcript(turns, scope.subject_name)}]
+        try:
+            items = parse_memories(ask_model(messages, config, provider, output_schema(scope)))
+            break
+        except ContextTooLong as error:  # fewer turns fit: read the older half, then the rest
+            if attempt == 1 and len(turns) > 1:
+                turns = turns[:len(turns) // 2]
+                through = turns[-1].seq
+                continue
+            return not_read(checkpoint, conversation_id, through, error)
+        except DistillError as error:  # read, but answered in no shape it could use
+            log.warning("distiller failed on %s through turn %s: %s", conversation_id, through,
+                        error)
+            return advance(checkpoint, through, f"failed: {error}")
+        except ProviderError as error:  # down, cut short, or gave its slot to a chat
+            return not_read(checkpoint, conversation_id, through, error)
     written = write_memories(items, conversation, scope, turns, config)
     return advance(checkpoint, through, f"wrote {written} memory(ies)" if written
                    else "nothing found")

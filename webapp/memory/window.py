@@ -1,0 +1,38 @@
+"""Fitting a request inside the model's context window.
+
+The window holds: system prompt + long-term memory + summary + history (the assembled plan),
+the tool specs, the turn being answered, and the answer itself (the output reserve). Assembly
+plans the history within its budget; here the budget is lowered when the window is the tighter
+limit, so the whole request fits. A server that still refuses the request as too long gets it
+once more with the history budget halved (`budget_cap`).
+"""
+from dataclasses import replace
+
+from .context import Policy, assemble
+
+MIN_BUDGET = 64  # the newest turn is kept whatever the budget (strategies.py)
+
+
+def room_for_plan(window: int | None, fixed_tokens: int) -> int | None:
+    """Tokens the assembled sections may take: the window less what is not planned."""
+    return None if not window else window - fixed_tokens
+
+
+def fit(conversation, config, before_seq: int | None, window: int | None, fixed_tokens: int,
+        budget_cap: int | None = None):
+    """The plan for the next request, inside `window` once `fixed_tokens` are set aside; a
+    refused request is planned again with `budget_cap` (half the budget it had)."""
+    policy = Policy.for_conversation(conversation, config)
+    if budget_cap is not None:
+        policy = replace(policy, budget=max(min(policy.budget, budget_cap), MIN_BUDGET))
+    plan = assemble(conversation, config, policy=policy, before_seq=before_seq)
+    room = room_for_plan(window, fixed_tokens)
+    for _ in range(3):  # each pass takes out what the last one was over by
+        if room is None or plan.total_tokens <= room or policy.budget <= MIN_BUDGET:
+            return plan
+        over = plan.total_tokens - room
+        used = sum(s.tokens for s in plan.sections if s.name in ("history", "summary"))
+        budget = min(policy.budget, used) - over - MIN_BUDGET // 2
+        policy = replace(policy, budget=max(budget, MIN_BUDGET))
+        plan = assemble(conversation, config, policy=policy, before_seq=before_seq)
+    return plan
