@@ -12,6 +12,7 @@ from sqlalchemy import select
 from ..extensions import db
 from ..models import Conversation, ShareLink, utcnow
 from ..policy import READ, get_conversation_or_404, staff_required
+from ..security.validation import whole_number
 from .audit import record
 
 bp = Blueprint("shares", __name__)
@@ -59,7 +60,7 @@ def create(conversation_id):
     """Create a read-only link to this conversation's viewer, valid for the chosen days."""
     conversation = get_conversation_or_404(conversation_id, READ)
     days = request.form.get("days", "").strip() or str(current_app.config["NIMBUS_SHARE_DAYS"])
-    if not days.isdigit() or not 1 <= int(days) <= MAX_DAYS:
+    if whole_number(days, 1, MAX_DAYS) is None:
         abort(400, description=f"A share link lasts from 1 to {MAX_DAYS} days.")
     link = ShareLink(conversation_id=conversation.id, created_by=g.user.id,
                      expires_at=utcnow() + timedelta(days=int(days)))
