@@ -64,6 +64,20 @@ def test_sign_out_ends_the_session(client):
     assert guest_user(client).is_guest
 
 
+@pytest.mark.parametrize("remember", [False, True])
+def test_cookies_saved_before_signing_out_no_longer_open_the_account(client, remember):
+    make_account("kim@example.com")
+    sign_in(client, "kim@example.com", remember=remember)
+    saved = {name: client.get_cookie(name).value for name in ("session", "remember_token")
+             if client.get_cookie(name) is not None}
+    assert client.post("/logout").status_code == 303
+    replay = client.application.test_client()
+    for name, value in saved.items():
+        replay.set_cookie(name, value)
+    replay.get("/account")
+    assert guest_user(replay).email != "kim@example.com"
+
+
 def test_remember_me_sets_a_long_lived_cookie_and_a_plain_sign_in_does_not(client, app):
     make_account("kim@example.com")
     make_account("lee@example.com")

@@ -39,6 +39,10 @@ def test_a_share_link_shows_the_viewer_signed_out_without_any_form(app, shared):
     assert AuditEntry.query.filter_by(action="opened share link").one().actor_id is None
 
 
+def test_a_shared_page_is_never_cached(app, shared):
+    assert "no-store" in app.test_client().get(shared[1]).headers["Cache-Control"]
+
+
 def test_a_share_link_lasts_as_long_as_chosen(shared):
     link = ShareLink.query.one()
     assert timedelta(days=2, hours=23) < link.expires_at - utcnow() <= timedelta(days=3)

@@ -7,7 +7,7 @@ from flask_login import logout_user
 
 from ..chat.identity import sign_in
 from ..extensions import db
-from ..models import User
+from ..models import User, new_session_token
 from . import find_user, get_or_create_tenant
 from .passwords import InvalidPassword, authenticate, set_password
 
@@ -57,7 +57,11 @@ def login():
 
 @bp.post("/logout")
 def logout():
-    """Sign out of this browser (a guest starts afresh on the next visit)."""
+    """Sign out of this browser (a guest starts afresh on the next visit); a new session token
+    makes every cookie saved before it, here or copied elsewhere, sign nobody in."""
+    if g.user is not None:
+        g.user.session_token = new_session_token()
+        db.session.commit()
     logout_user()
     session.clear()
     return redirect(url_for(".login"), 303)

@@ -30,8 +30,14 @@ def message_of(error: HTTPException) -> str:
     return GENERIC.get(error.code, default)
 
 
+def wants_json() -> bool:
+    """A JSON document or an event stream is asked for: a refusal is JSON, not a page."""
+    return request.path.endswith((".json", "/stream")) or request.is_json or \
+        request.accept_mimetypes.best in ("application/json", "text/event-stream")
+
+
 def refuse_http_error(error: HTTPException):
-    if request.path.endswith((".json", "/stream")):
+    if wants_json():
         return {"error": message_of(error)}, error.code
     return refusal(message_of(error), error.code)
 
