@@ -15,6 +15,7 @@ from flask import current_app
 from ..llm.base import ProviderError
 from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
 from ..llm.tokens import calibrated_ratio, estimate_messages
+from ..llm.valid_text import valid_stream
 from ..memory.context import assemble
 from ..memory.manifest import ManifestRecorder
 from ..extensions import db
@@ -114,7 +115,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             release_connection()
             manifest.call(messages)
             try:
-                for chunk in provider.stream(plan.messages + messages, specs):
+                for chunk in valid_stream(provider.stream(plan.messages + messages, specs)):
                     if isinstance(chunk, str):
                         streamed.append(chunk)
                         yield AgentEvent("token", step, {"text": chunk})
