@@ -157,3 +157,41 @@ def test_the_login_form_names_its_fields_email_and_password(client):
     page = client.get("/login").text
     assert 'name="email"' in page and 'name="password"' in page and 'name="remember"' in page
     assert csrf_token(client)
+
+
+@pytest.mark.parametrize("lookalike", ["kim\u200b@example.com", "\uff4bim@example.com",
+                                       "KIM@EXAMPLE.COM", "\u212aim@example.com"])
+def test_a_lookalike_of_an_existing_email_is_the_same_account(guest, lookalike):
+    make_account("kim@example.com")
+    answer = guest.post("/signup", data={"email": lookalike, "name": "Kim",
+                                         "password": "a long enough secret"})
+    assert answer.status_code == 422 and "already" in answer.text
+
+
+def test_nfc_and_nfd_spellings_are_one_address(guest, app):
+    first = guest.post("/signup", data={"email": "ren\u00e9@example.com", "name": "René",
+                                        "password": "a long enough secret"})
+    assert first.status_code == 303
+    other = app.test_client()
+    other.get("/")
+    from .accounts_support import fresh_request_globals
+    fresh_request_globals()
+    token = csrf_token(other, "/signup")
+    again = other.post("/signup", data={"email": "rene\u0301@example.com", "name": "René",
+                                        "password": "a long enough secret", "csrf_token": token})
+    assert again.status_code == 422 and "already" in again.text
+
+
+@pytest.mark.parametrize("email", ["a@b", "al\u043ex@example.com", "bob@exam\u0440le.com"])
+def test_an_address_that_cannot_be_one_or_mixes_alphabets_is_refused_clearly(guest, email):
+    answer = guest.post("/signup", data={"email": email, "name": "X",
+                                         "password": "a long enough secret"})
+    assert answer.status_code == 422 and "Not signed up" in answer.text
+    assert find_user(email) is None
+
+
+def test_the_users_command_unifies_lookalikes_too(runner, app):
+    make_account("kim@example.com")
+    result = runner.invoke(args=["users", "add", "\uff4bim@example.com", "--password-stdin"],
+                           input="a long enough secret\n")
+    assert result.exit_code != 0 and "already has an account" in result.output

@@ -9,6 +9,7 @@ from ..chat.identity import sign_in
 from ..extensions import db
 from ..models import User, new_session_token
 from . import find_user, get_or_create_tenant
+from .emails import InvalidEmail, normalize_email
 from .passwords import InvalidPassword, authenticate, set_password
 
 bp = Blueprint("auth", __name__)
@@ -76,9 +77,13 @@ def signup():
         return render_template("accounts/signup.html", closed=True), 403
     if request.method == "GET":
         return render_template("accounts/signup.html")
-    email = request.form.get("email", "").strip().lower()
+    email = request.form.get("email", "").strip()[:MAX_EMAIL_CHARS + 1]
     name = " ".join(request.form.get("name", "").split())[:200]
-    error = signup_error(email, name)
+    try:
+        email = normalize_email(email)  # one spelling: a lookalike finds the account it copies
+        error = signup_error(email, name)
+    except InvalidEmail as problem:
+        error = f"Not signed up: {problem}."
     user = g.user if g.user is not None else User(
         tenant_id=get_or_create_tenant(current_app.config["NIMBUS_DEMO_TENANT"]).id)
     if error is None:
