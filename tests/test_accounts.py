@@ -1,4 +1,6 @@
 """Sign-in, sign-out, lock-out, remember me, sign-up that keeps a guest's chats, guests switched off."""
+import re
+
 import pytest
 
 from webapp.accounts import find_user
@@ -42,8 +44,21 @@ def test_repeated_failures_lock_the_account_even_for_the_right_password(client, 
     for _ in range(app.config["NIMBUS_LOGIN_MAX_FAILURES"]):
         sign_in(client, "kim@example.com", "guess guess guess")
     locked = sign_in(client, "kim@example.com")
-    assert locked.status_code == 429 and "locked" in locked.text
+    assert locked.status_code == 401 and "do not match an account" in locked.text
     assert find_user("kim@example.com").locked_until is not None
+
+
+def test_a_locked_account_answers_exactly_like_a_wrong_password(client, app):
+    make_account("kim@example.com")
+    make_account("lee@example.com")
+    for _ in range(app.config["NIMBUS_LOGIN_MAX_FAILURES"]):
+        sign_in(client, "kim@example.com", "guess guess guess")
+    locked = sign_in(client, "kim@example.com", "guess guess guess")
+    wrong = sign_in(client, "lee@example.com", "guess guess guess")
+    assert locked.status_code == wrong.status_code == 401
+    assert locked.text.replace("kim@", "lee@") == wrong.text.replace(
+        re.search(r'csrf-token" content="([^"]+)"', wrong.text).group(1),
+        re.search(r'csrf-token" content="([^"]+)"', locked.text).group(1))
 
 
 def test_a_lock_expires(client, app):

@@ -48,9 +48,8 @@ def login():
         user = None  # guests have no password: the name is only theirs in one browser
     user, error = authenticate(user, request.form.get("password", "")[:1000], current_app.config)
     if error:
-        status = 429 if "locked" in error else 401
         return render_template("accounts/login.html", error=error, email=email,
-                               next=safe_next(request.form.get("next"))), status
+                               next=safe_next(request.form.get("next"))), 401
     session.clear()  # nothing of the session before signing in carries over
     sign_in(user, remember=request.form.get("remember") == "1")
     return redirect(safe_next(request.form.get("next")) or landing(user), 303)
