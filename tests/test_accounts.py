@@ -1,4 +1,6 @@
 """Sign-in, sign-out, lock-out, remember me, sign-up that keeps a guest's chats, guests switched off."""
+import re
+
 import pytest
 
 from webapp.accounts import find_user
@@ -42,8 +44,21 @@ def test_repeated_failures_lock_the_account_even_for_the_right_password(client, 
     for _ in range(app.config["NIMBUS_LOGIN_MAX_FAILURES"]):
         sign_in(client, "kim@example.com", "guess guess guess")
     locked = sign_in(client, "kim@example.com")
-    assert locked.status_code == 429 and "locked" in locked.text
+    assert locked.status_code == 401 and "do not match an account" in locked.text
     assert find_user("kim@example.com").locked_until is not None
+
+
+def test_a_locked_account_answers_exactly_like_a_wrong_password(client, app):
+    make_account("kim@example.com")
+    make_account("lee@example.com")
+    for _ in range(app.config["NIMBUS_LOGIN_MAX_FAILURES"]):
+        sign_in(client, "kim@example.com", "guess guess guess")
+    locked = sign_in(client, "kim@example.com", "guess guess guess")
+    wrong = sign_in(client, "lee@example.com", "guess guess guess")
+    assert locked.status_code == wrong.status_code == 401
+    assert locked.text.replace("kim@", "lee@") == wrong.text.replace(
+        re.search(r'csrf-token" content="([^"]+)"', wrong.text).group(1),
+        re.search(r'csrf-token" content="([^"]+)"', locked.text).group(1))
 
 
 def test_a_lock_expires(client, app):
@@ -62,6 +77,20 @@ def test_sign_out_ends_the_session(client):
     assert client.post("/logout").status_code == 303
     client.get("/")
     assert guest_user(client).is_guest
+
+
+@pytest.mark.parametrize("remember", [False, True])
+def test_cookies_saved_before_signing_out_no_longer_open_the_account(client, remember):
+    make_account("kim@example.com")
+    sign_in(client, "kim@example.com", remember=remember)
+    saved = {name: client.get_cookie(name).value for name in ("session", "remember_token")
+             if client.get_cookie(name) is not None}
+    assert client.post("/logout").status_code == 303
+    replay = client.application.test_client()
+    for name, value in saved.items():
+        replay.set_cookie(name, value)
+    replay.get("/account")
+    assert guest_user(replay).email != "kim@example.com"
 
 
 def test_remember_me_sets_a_long_lived_cookie_and_a_plain_sign_in_does_not(client, app):
@@ -143,3 +172,41 @@ def test_the_login_form_names_its_fields_email_and_password(client):
     page = client.get("/login").text
     assert 'name="email"' in page and 'name="password"' in page and 'name="remember"' in page
     assert csrf_token(client)
+
+
+@pytest.mark.parametrize("lookalike", ["kim\u200b@example.com", "\uff4bim@example.com",
+                                       "KIM@EXAMPLE.COM", "\u212aim@example.com"])
+def test_a_lookalike_of_an_existing_email_is_the_same_account(guest, lookalike):
+    make_account("kim@example.com")
+    answer = guest.post("/signup", data={"email": lookalike, "name": "Kim",
+                                         "password": "a long enough secret"})
+    assert answer.status_code == 422 and "already" in answer.text
+
+
+def test_nfc_and_nfd_spellings_are_one_address(guest, app):
+    first = guest.post("/signup", data={"email": "ren\u00e9@example.com", "name": "René",
+                                        "password": "a long enough secret"})
+    assert first.status_code == 303
+    other = app.test_client()
+    other.get("/")
+    from .accounts_support import fresh_request_globals
+    fresh_request_globals()
+    token = csrf_token(other, "/signup")
+    again = other.post("/signup", data={"email": "rene\u0301@example.com", "name": "René",
+                                        "password": "a long enough secret", "csrf_token": token})
+    assert again.status_code == 422 and "already" in again.text
+
+
+@pytest.mark.parametrize("email", ["a@b", "al\u043ex@example.com", "bob@exam\u0440le.com"])
+def test_an_address_that_cannot_be_one_or_mixes_alphabets_is_refused_clearly(guest, email):
+    answer = guest.post("/signup", data={"email": email, "name": "X",
+                                         "password": "a long enough secret"})
+    assert answer.status_code == 422 and "Not signed up" in answer.text
+    assert find_user(email) is None
+
+
+def test_the_users_command_unifies_lookalikes_too(runner, app):
+    make_account("kim@example.com")
+    result = runner.invoke(args=["users", "add", "\uff4bim@example.com", "--password-stdin"],
+                           input="a long enough secret\n")
+    assert result.exit_code != 0 and "already has an account" in result.output

@@ -66,3 +66,17 @@ def test_no_template_has_script_or_style_the_policy_would_block(template):
     text = (TEMPLATES / template).read_text()
     found = [name for name, pattern in INLINE.items() if pattern.search(text)]
     assert not found, f"{template}: {', '.join(found)} (move it to static/js/ or static/css/)"
+
+
+def test_private_pages_and_json_are_never_cached(guest, app):
+    conversation = ask(guest_user(guest), "Where is my order #1041?")[1]
+    for path in (f"/c/{conversation.id}", f"/c/{conversation.id}/viewer",
+                 f"/c/{conversation.id}/viewer.json", "/account", "/account/data.json", "/memories"):
+        assert "no-store" in guest.get(path).headers.get("Cache-Control", ""), path
+
+
+def test_an_unknown_viewer_json_answers_its_404_as_json(guest, alex):
+    foreign = ask(alex, "Hello")[1]
+    for path in (f"/c/{foreign.id}/viewer.json", "/c/nope/viewer.json"):
+        answer = guest.get(path)
+        assert answer.status_code == 404 and answer.is_json and "error" in answer.get_json()

@@ -39,6 +39,38 @@ def test_a_share_link_shows_the_viewer_signed_out_without_any_form(app, shared):
     assert AuditEntry.query.filter_by(action="opened share link").one().actor_id is None
 
 
+def share_with_memories(app, client, alex, **form):
+    from webapp.memory.longterm.scopes import SessionScope
+    from webapp.memory.longterm.store import remember, remember_for_everyone
+    remember(SessionScope.for_user(alex), "My locker code is 4417.", app.config, source="hand")
+    remember_for_everyone(alex.tenant_id, "Refunds take five working days.", app.config)
+    _, conversation, _ = ask(alex, "Where is my order #1041?")
+    make_account("pat@example.com", "staff")
+    sign_in(client, "pat@example.com")
+    viewer = client.get(f"/c/{conversation.id}/viewer").text
+    assert "My locker code is 4417." in viewer  # staff see what was sent
+    assert client.post(f"/c/{conversation.id}/share", data={"days": "3", **form}).status_code == 303
+    url = re.search(r'class="share-url" readonly value="([^"]+)"', client.get("/staff").text).group(1)
+    fresh_request_globals()
+    return app.test_client().get(url.replace("http://localhost", "")).text
+
+
+def test_a_share_link_never_shows_personal_memories_only_how_many_and_their_scopes(app, client, alex):
+    page = share_with_memories(app, client, alex)
+    assert "4417" not in page and "Refunds take five working days." not in page
+    assert "2 memories: 1 workspace · personal, 1 workspace · shared" in page
+
+
+def test_staff_may_choose_to_include_shop_wide_memories_in_a_share(app, client, alex):
+    page = share_with_memories(app, client, alex, shared_memories="1")
+    assert "Refunds take five working days." in page and "4417" not in page
+    assert ShareLink.query.one().include_shared_memories
+
+
+def test_a_shared_page_is_never_cached(app, shared):
+    assert "no-store" in app.test_client().get(shared[1]).headers["Cache-Control"]
+
+
 def test_a_share_link_lasts_as_long_as_chosen(shared):
     link = ShareLink.query.one()
     assert timedelta(days=2, hours=23) < link.expires_at - utcnow() <= timedelta(days=3)

@@ -11,6 +11,7 @@ from flask.cli import with_appcontext
 
 from .extensions import db
 from .transfer.formats import FORMATS
+from .security.validation import whole_number
 
 
 def init_app(app) -> None:
@@ -212,10 +213,10 @@ def show(conversation_id, as_context, strategy, budget, recent, max_age_days, em
 
 
 def parse_days(value: str) -> int:
-    text = value.strip().lower().removesuffix("d")
-    if not (text.isascii() and text.isdigit()) or int(text) > 36_500:
+    days = whole_number(value.strip().lower().removesuffix("d"), 0, 36_500)
+    if days is None:
         raise click.BadParameter(f"{value!r}: give a number of days up to 36500, like 30 or 30d")
-    return int(text)
+    return days
 
 
 @click.command()

@@ -205,6 +205,8 @@ class ShareLink(db.Model):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None]
+    # Staff chose to show the shop-wide memories' text; personal memories are never shown.
+    include_shared_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     conversation: Mapped[Conversation] = relationship()
     creator: Mapped[User | None] = relationship()

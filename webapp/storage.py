@@ -6,6 +6,7 @@ from sqlalchemy import delete, func, or_, select
 from .extensions import db
 from .llm.messages import compact_turn, final_answer, user_message
 from .llm.tokens import estimate_messages
+from .llm.valid_text import valid_text
 from .models import Conversation, Turn, User, utcnow
 
 TITLE_CHARS = 60
@@ -114,6 +115,8 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
     """Store the whole turn with its precomputed compact form, sizes and request manifest, in one
     short transaction."""
     conversation = turn.conversation
+    # Whatever reached here (an old checkpoint, a tool's result), it is stored as valid UTF-8.
+    messages, trace = valid_text(messages), valid_text(trace)
     if token_ratio is not None:  # measured on the turn's first call, written only now
         conversation.token_ratio = token_ratio
     turn.messages = messages

@@ -27,7 +27,8 @@ def get_or_create_user(tenant: Tenant, email: str, name: str, is_guest=False) ->
 
 
 def find_user(email: str) -> User | None:
-    return db.session.scalar(select(User).where(User.email == email.strip().lower()))
+    from .emails import canonical
+    return db.session.scalar(select(User).where(User.email == canonical(email)))
 
 
 def seed_demo(tenant_slug: str) -> Tenant:

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from ..extensions import db
 from ..models import ROLES, Tenant, User
 from . import find_user, get_or_create_tenant
+from .emails import InvalidEmail, normalize_email
 from .passwords import InvalidPassword, generate_password, set_password
 
 
@@ -44,9 +45,10 @@ def existing(email: str) -> User:
 @click.option("--password-stdin", is_flag=True, help="Read the password from stdin instead.")
 def add_user(email, role, tenant_slug, name, password_stdin):
     """Create an account and print its generated password (or read one with --password-stdin)."""
-    email = email.strip().lower()
-    if "@" not in email or " " in email or len(email) > 320:
-        raise click.ClickException(f"{email!r} is not an email address")
+    try:
+        email = normalize_email(email)
+    except InvalidEmail as problem:
+        raise click.ClickException(f"{email!r} is not an email address: {problem}") from None
     if find_user(email) is not None:
         raise click.ClickException(f"{email} already has an account")
     tenant = get_or_create_tenant((tenant_slug or current_app.config["NIMBUS_DEMO_TENANT"]).strip())

@@ -19,6 +19,9 @@ MAX_PASSWORD_CHARS = 200
 DUMMY_HASH = hasher.hash(secrets.token_hex(8))
 
 
+WRONG = "That email and password do not match an account."
+
+
 class InvalidPassword(ValueError):
     """A password too short or too long to be set."""
 
@@ -58,9 +61,9 @@ def authenticate(user: User | None, password: str, config) -> tuple[User | None,
     """(user, None) on success; (None, what to tell the person) otherwise. Commits the counter."""
     now = utcnow()
     if user is not None and user.locked_until is not None and user.locked_until > now:
-        minutes = max(1, round((user.locked_until - now).total_seconds() / 60))
-        return None, (f"Too many failed attempts: this account is locked for {minutes} more "
-                      "minute(s). Try again later.")
+        check_password(None, password)  # as long as a wrong password takes
+        # Said exactly like a wrong password: a different answer would tell which accounts exist.
+        return None, WRONG
     if not check_password(user, password):
         if user is not None:
             user.failed_logins += 1
@@ -68,7 +71,7 @@ def authenticate(user: User | None, password: str, config) -> tuple[User | None,
                 user.locked_until = now + timedelta(minutes=config["NIMBUS_LOGIN_LOCK_MINUTES"])
                 user.failed_logins = 0
             db.session.commit()
-        return None, "That email and password do not match an account."
+        return None, WRONG
     user.failed_logins, user.locked_until, user.last_login_at = 0, None, now
     db.session.commit()
     return user, None

@@ -1,12 +1,15 @@
 """Sign in, sign out and sign up: /login, /logout, /signup. A guest who signs up keeps their chats."""
+from urllib.parse import urlsplit
+
 from flask import (Blueprint, current_app, g, redirect, render_template, request, session,
                    url_for)
 from flask_login import logout_user
 
 from ..chat.identity import sign_in
 from ..extensions import db
-from ..models import User
+from ..models import User, new_session_token
 from . import find_user, get_or_create_tenant
+from .emails import InvalidEmail, normalize_email
 from .passwords import InvalidPassword, authenticate, set_password
 
 bp = Blueprint("auth", __name__)
@@ -14,8 +17,13 @@ MAX_EMAIL_CHARS = 320
 
 
 def safe_next(target: str | None) -> str | None:
-    """Only a path on this site: never another host, so a link cannot bounce people elsewhere."""
-    if not target or not target.startswith("/") or target.startswith(("//", "/\\")):
+    """Only a path on this site: never another host, so a link cannot bounce people elsewhere.
+    Browsers drop tabs and newlines from a Location and read a backslash as a slash, so
+    "/<tab>/evil.example" would be "//evil.example": such a target is refused, not cleaned."""
+    if not target or any(c == "\\" or c.isspace() or not c.isprintable() for c in target):
+        return None
+    parts = urlsplit(target)
+    if not target.startswith("/") or target.startswith("//") or parts.scheme or parts.netloc:
         return None
     return target
 
@@ -40,9 +48,8 @@ def login():
         user = None  # guests have no password: the name is only theirs in one browser
     user, error = authenticate(user, request.form.get("password", "")[:1000], current_app.config)
     if error:
-        status = 429 if "locked" in error else 401
         return render_template("accounts/login.html", error=error, email=email,
-                               next=safe_next(request.form.get("next"))), status
+                               next=safe_next(request.form.get("next"))), 401
     session.clear()  # nothing of the session before signing in carries over
     sign_in(user, remember=request.form.get("remember") == "1")
     return redirect(safe_next(request.form.get("next")) or landing(user), 303)
@@ -50,7 +57,11 @@ def login():
 
 @bp.post("/logout")
 def logout():
-    """Sign out of this browser (a guest starts afresh on the next visit)."""
+    """Sign out of this browser (a guest starts afresh on the next visit); a new session token
+    makes every cookie saved before it, here or copied elsewhere, sign nobody in."""
+    if g.user is not None:
+        g.user.session_token = new_session_token()
+        db.session.commit()
     logout_user()
     session.clear()
     return redirect(url_for(".login"), 303)
@@ -65,9 +76,13 @@ def signup():
         return render_template("accounts/signup.html", closed=True), 403
     if request.method == "GET":
         return render_template("accounts/signup.html")
-    email = request.form.get("email", "").strip().lower()
+    email = request.form.get("email", "").strip()[:MAX_EMAIL_CHARS + 1]
     name = " ".join(request.form.get("name", "").split())[:200]
-    error = signup_error(email, name)
+    try:
+        email = normalize_email(email)  # one spelling: a lookalike finds the account it copies
+        error = signup_error(email, name)
+    except InvalidEmail as problem:
+        error = f"Not signed up: {problem}."
     user = g.user if g.user is not None else User(
         tenant_id=get_or_create_tenant(current_app.config["NIMBUS_DEMO_TENANT"]).id)
     if error is None:

@@ -16,6 +16,7 @@ from ..llm.base import ContextTooLong, ProviderCancelled, ProviderError, Reply
 from ..llm.profile import learn_window, profile_for
 from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
 from ..llm.tokens import calibrated_ratio, estimate_messages, estimate_tools
+from ..llm.valid_text import valid_stream
 from ..memory.window import fit
 from ..memory.manifest import ManifestRecorder
 from .. import tracing
@@ -150,7 +151,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 span = spans.model_call(step, plan, messages)
                 try:
                     stream = provider.stream(plan.messages + messages, specs, **options)
-                    for chunk in stream:
+                    for chunk in valid_stream(stream):
                         if isinstance(chunk, str):
                             if size + len(chunk) > limit:  # runaway: keep what fits, stop listening
                                 streamed.append(chunk[:limit - size])

@@ -6,6 +6,7 @@ from flask_htmx import make_response as htmx_response
 
 from .. import storage
 from ..extensions import db, htmx
+from ..security.validation import UTF8_MESSAGE, text_problem
 from .sidebar import sidebar
 from .views import bp, get_conversation_or_404, refusal
 
@@ -33,7 +34,12 @@ def rename_conversation(conversation_id):
     conversation = get_conversation_or_404(conversation_id)
     title = request.form.get("title") or htmx.prompt or ""
     if request.headers.get("HX-Prompt-URI-AutoEncoded") == "true":  # htmx's way to send non-Latin-1
-        title = unquote(title)
+        try:  # decoded, then checked as the form's own text was before it reached the view
+            title = unquote(title, errors="strict")
+        except UnicodeDecodeError:
+            return refusal(UTF8_MESSAGE, 400)
+        if text_problem(title):
+            return refusal(text_problem(title), 400)
     title = " ".join(title.split())
     if len(title) > TITLE_MAX_CHARS:
         return refusal(f"A name can be at most {TITLE_MAX_CHARS} characters long.", 422)

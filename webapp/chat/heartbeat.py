@@ -17,7 +17,7 @@ from .. import locks
 from ..agent.loop import FALLBACK_INTERRUPTED, partial_messages
 from ..extensions import db
 from ..llm import provider_for
-from ..llm.messages import assistant_message
+from ..llm.messages import assistant_message, final_answer, user_message
 from ..models import StopRequest, Turn, utcnow
 from ..storage import finish_turn
 from .admission import RUNS_LOCK, is_busy, runs_of
@@ -26,6 +26,8 @@ from .turn_runs import TurnRun, start_run
 TAKEN_OVER = "taken over: the worker writing this reply stopped"
 STOPPED_WAITING = "stopped while waiting on the model"
 STUCK_AFTER = 1.0  # seconds a stopped run may take to notice before the heartbeat saves for it
+GAVE_UP = "closed: taking over this reply failed every time"
+MAX_FAILED_TAKEOVERS = 2  # then the turn is closed with its words, never retried forever
 TAKE_OVER_BATCH = 20  # stale turns started per beat; the next beat takes the rest
 log = logging.getLogger(__name__)
 
@@ -138,8 +140,27 @@ def take_over_stale(app) -> None:
             lease = locks.acquire(locks.conversation_lock_name(conversation_id), wait=0)
         except locks.LockBusy:
             continue
+        if app.extensions.get("failed_takeovers", {}).get(turn_id, 0) >= MAX_FAILED_TAKEOVERS:
+            give_up(app, turn_id, lease)
+            continue
         log.info("taking over turn %s", turn_id)
         start_run(app, turn_id, conversation_id, provider_for(app), lease)
+
+
+def give_up(app, turn_id: int, lease: locks.Lease) -> None:
+    """Close a turn whose takeovers kept failing: its question, and one assistant message with
+    the words it had (or the fallback), so it is well formed whatever its checkpoint held."""
+    try:
+        turn = db.session.get(Turn, turn_id)
+        if turn is not None and turn.outcome == "pending":
+            words = final_answer(turn.messages or [])
+            question = (turn.messages or [user_message(turn.question)])[0]
+            log.warning("turn %s: taking over failed %s times; closing it", turn_id,
+                        MAX_FAILED_TAKEOVERS)
+            close_turn(turn, [question, assistant_message(words or FALLBACK_INTERRUPTED)], GAVE_UP)
+        app.extensions["failed_takeovers"].pop(turn_id, None)
+    finally:
+        locks.release(lease)
 
 
 def close_turn(turn: Turn, messages: list[dict], why: str = TAKEN_OVER) -> None:

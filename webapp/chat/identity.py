@@ -12,6 +12,7 @@ from flask_login import LoginManager, current_user, login_user
 from ..accounts import create_guest
 from ..extensions import db
 from ..models import User
+from ..security.validation import whole_number
 
 login_manager = LoginManager()
 login_manager.login_view = "auth.login"
@@ -36,9 +37,9 @@ def init_app(app) -> None:
 def load_account(user_id: str):
     """The user of a session or remember cookie; a changed session token signs the browser out."""
     number, _, token = str(user_id).partition(":")
-    if not number.isdigit() or len(number) > 18:
+    if whole_number(number) is None:
         return None
-    user = db.session.get(User, int(number))
+    user = db.session.get(User, whole_number(number))
     # An empty token never matches: accounts upgraded from before issue11 once all had "".
     if user is None or not token or not secrets.compare_digest(user.session_token or "", token):
         return None

@@ -42,6 +42,7 @@ class TurnRun:
         self.saved = threading.Event()  # the turn is saved: by the run, or for it on a Stop
         self._claim_lock, self._claimed = threading.Lock(), False
         self.lease = lease  # taken already by a worker taking the turn over
+        self.taking_over = lease is not None
         self.progress: dict = {"claim": self.claim_save}  # the loop's live messages and words
         self.checkpointed = (1, 0)
         self.thread = threading.Thread(target=self.work, name=f"turn-{turn_id}", daemon=True)
@@ -99,6 +100,9 @@ class TurnRun:
                         locks.release(lease)
             except Exception:
                 log.exception("the reply to turn %s failed", self.turn_id)
+                if self.taking_over:  # counted: the heartbeat gives up on it after a few
+                    failed = self.app.extensions.setdefault("failed_takeovers", {})
+                    failed[self.turn_id] = failed.get(self.turn_id, 0) + 1
             finally:
                 self.saved.set()
                 with self.changed:

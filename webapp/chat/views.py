@@ -9,7 +9,7 @@ from . import admission, turn_runs
 from ..extensions import htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
-from ..security.refusals import ERROR_SLOTS, refusal as page_refusal
+from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
 from .heartbeat import close_if_abandoned
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
@@ -150,6 +150,8 @@ def refuse_without_csrf(error):
 @bp.app_errorhandler(404)
 def show_not_found(error):
     """A page that says what is missing and leads back, instead of the framework's bare one."""
+    if wants_json():  # viewer.json, a stream: a JSON answer for the script that asked
+        return {"error": "Not found: no such conversation, turn or page here."}, 404
     if htmx:  # static/js/chat.js says so where the user looks
         return "That conversation no longer exists.", 404
     return render_template("chat/not_found.html",

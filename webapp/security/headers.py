@@ -5,6 +5,8 @@ no eval (htmx runs with allowEval off), no framing; a page can talk only to its 
 requests and the SSE streams). A small after_request hook, rather than Flask-Talisman (last
 released in 2023), because the whole policy fits on one screen here.
 """
+from flask import request
+
 CSP = {
     "default-src": "'self'",
     "script-src": "'self'",
@@ -38,4 +40,8 @@ def init_app(app) -> None:
     def add_security_headers(response):
         for name, value in headers.items():
             response.headers.setdefault(name, value)
+        if request.endpoint != "static" and "Cache-Control" not in response.headers:
+            # Every page but the static files is somebody's (a session's chats, a share link's
+            # conversation): no browser or proxy cache may keep a copy.
+            response.headers["Cache-Control"] = "no-store"
         return response

@@ -48,6 +48,9 @@ def init_app(app) -> None:
     config = app.config
     config["RATELIMIT_ENABLED"] = bool(config["NIMBUS_RATE_LIMIT_ENABLED"])
     config["RATELIMIT_STORAGE_URI"] = config.get("REDIS_URL") or "memory://"
+    # Redis down: count in this worker's memory meanwhile (per worker, so looser), never a 500;
+    # Flask-Limiter goes back to Redis once it answers again.
+    config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
     config.setdefault("RATELIMIT_KEY_PREFIX", "nimbus-limits")  # Redis keys: LIMITS:LIMITER/<prefix>/…
     # No X-RateLimit-* headers: they would also rewrite the Retry-After of a busy server's 503.
     config["RATELIMIT_HEADERS_ENABLED"] = False

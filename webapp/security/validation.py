@@ -4,6 +4,7 @@ Views keep their own checks (lengths, ownership); this layer removes the inputs 
 the database as something it cannot store (a NUL in PostgreSQL text, an int beyond 64 bits).
 """
 import functools
+import re
 from urllib.parse import parse_qsl, unquote_to_bytes
 
 import click
@@ -13,7 +14,9 @@ from werkzeug.datastructures import ImmutableMultiDict
 from werkzeug.exceptions import BadRequest
 from werkzeug.routing import IntegerConverter
 
-INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # what SQLite and PostgreSQL BIGINT hold
+# What every id column holds: PostgreSQL's INTEGER is 32 bits (SQLite's would take 64).
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+DIGITS = re.compile(r"-?[0-9]{1,10}")  # ASCII only: str.isdigit() and int() also take "²", "١"
 NUL = "\x00"
 NUL_MESSAGE = ("Your text contains a NUL character (\\0), which cannot be stored. "
                "Remove it and send again.")
@@ -21,15 +24,31 @@ UTF8_MESSAGE = "The request is not valid UTF-8 text. Send it again as UTF-8."
 
 
 def bounded_int(value) -> int:
-    """int() that refuses what no database column can hold; raises ValueError like int()."""
-    number = int(value)
+    """int() of ASCII digits that a database column can hold; raises ValueError like int()."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and DIGITS.fullmatch(value):
+        number = int(value)
+    else:
+        raise ValueError(f"{value!r} is not a whole number")
     if not INT_MIN <= number <= INT_MAX:
         raise ValueError(f"{value!r} is out of range")
     return number
 
 
+def whole_number(value, low: int = 0, high: int = INT_MAX) -> int | None:
+    """The whole number from low to high that `value` spells in ASCII digits, else None: the one
+    parse for numbers in forms, queries and cookies."""
+    try:
+        number = bounded_int((value or "").strip() if isinstance(value, str) else value)
+    except ValueError:
+        return None
+    return number if low <= number <= high else None
+
+
 class BoundedIntConverter(IntegerConverter):
-    """`<int:…>` in every route: digits up to 2**63-1; a larger number is a 404, never a 500."""
+    """`<int:…>` in every route: digits up to 2**31-1 (an id column's range); a larger number is
+    a 404, never a 500."""
 
     def __init__(self, map, *args, **kwargs):
         kwargs.setdefault("max", INT_MAX)

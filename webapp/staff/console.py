@@ -12,6 +12,7 @@ from sqlalchemy import exists, func, or_, select
 from ..extensions import db
 from ..memory.longterm.keywords import Indexed, scored
 from ..models import Conversation, Turn, User
+from ..security.validation import whole_number
 
 OUTCOMES = {"errors": ("api_error",), "interrupted": ("interrupted",),
             "step_limit": ("step_limit",)}
@@ -52,9 +53,10 @@ def bounded(args, name: str, high: int, low: int = 0) -> int | None:
     value = args.get(name, "").strip()
     if not value:
         return None
-    if not value.isdigit() or not low <= int(value) <= high:
+    number = whole_number(value, low, high)
+    if number is None:
         raise InvalidFilter(f"{name.replace('_', ' ')} must be a whole number from {low} to {high:,}")
-    return int(value)
+    return number
 
 
 def day(args, name: str) -> date | None:
@@ -113,7 +115,7 @@ def conditions(tenant_id: int, filters: Filters) -> list:
         found.append(Conversation.turn_count <= filters.max_turns)
     if filters.since:
         found.append(Conversation.updated_at >= datetime.combine(filters.since, time.min))
-    if filters.until:
+    if filters.until and filters.until < date.max:  # the last day there is has no end to compare
         found.append(Conversation.updated_at < datetime.combine(filters.until, time.min)
                      + timedelta(days=1))
     if filters.q:

@@ -6,6 +6,7 @@ turns), the summary (style), the system prompt (name, extra instructions) and ne
 (strategy).
 """
 from ..extensions import db
+from ..security.validation import whole_number
 from ..memory import strategies  # noqa: F401  registers the strategies named in STRATEGIES
 from ..memory.context import STRATEGIES
 from ..memory.summarizer import STYLES
@@ -24,9 +25,10 @@ def whole(form, name: str, low: int, high: int, label: str) -> int | None:
     value = (form.get(name) or "").strip()
     if not value:
         return None
-    if not value.isdigit() or not low <= int(value) <= high:
+    number = whole_number(value, low, high)
+    if number is None:
         raise InvalidSettings(f"{label} must be a whole number from {low} to {high:,}")
-    return int(value)
+    return number
 
 
 def parse_settings(form) -> dict:

@@ -3,6 +3,7 @@
 A link carries its row's id and key, signed with SECRET_KEY; the row says when it expires and
 whether it was revoked, so a link can be listed in the console and withdrawn at any time.
 """
+from collections import Counter
 from datetime import timedelta
 
 from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
@@ -12,6 +13,7 @@ from sqlalchemy import select
 from ..extensions import db
 from ..models import Conversation, ShareLink, utcnow
 from ..policy import READ, get_conversation_or_404, staff_required
+from ..security.validation import whole_number
 from .audit import record
 
 bp = Blueprint("shares", __name__)
@@ -61,10 +63,11 @@ def create(conversation_id):
     """Create a read-only link to this conversation's viewer, valid for the chosen days."""
     conversation = get_conversation_or_404(conversation_id, READ)
     days = request.form.get("days", "").strip() or str(current_app.config["NIMBUS_SHARE_DAYS"])
-    if not days.isdigit() or not 1 <= int(days) <= MAX_DAYS:
+    if whole_number(days, 1, MAX_DAYS) is None:
         abort(400, description=f"A share link lasts from 1 to {MAX_DAYS} days.")
     link = ShareLink(conversation_id=conversation.id, created_by=g.user.id,
-                     expires_at=utcnow() + timedelta(days=int(days)))
+                     expires_at=utcnow() + timedelta(days=int(days)),
+                     include_shared_memories=request.form.get("shared_memories") == "1")
     db.session.add(link)
     record(g.user, "created share link", conversation=conversation, detail=f"{days} day(s)")
     return redirect(url_for("staff.show_console", _anchor="share-links"), 303)
@@ -82,6 +85,24 @@ def revoke(link_id):
     return redirect(url_for("staff.show_console", _anchor="share-links"), 303)
 
 
+def hide_memories(report, show_shop_wide: bool) -> None:
+    """The memory section as a link's holder may see it: how many memories the request carried
+    and their scopes; the text only of shop-wide ones, and only if staff chose so. The block as
+    sent goes, since it holds every memory's text."""
+    for section in report.sections:
+        if section.name != "memory":
+            continue
+        memories = section.detail.get("memories") or []
+        scopes = Counter(str(m.get("scope", "")) for m in memories if isinstance(m, dict))
+        shown = [m for m in memories if show_shop_wide and isinstance(m, dict) and m.get("shared")
+                 and str(m.get("scope", "")).startswith("workspace")]  # the tenant's, nobody's own
+        carried = f"{len(memories)} memories: " + ", ".join(
+            f"{count} {scope}" for scope, count in sorted(scopes.items()))
+        section.messages = []
+        section.detail = {"memories": shown, "carried": carried,
+                          "text shown": "shop-wide memories only" if show_shop_wide else "none"}
+
+
 @public_bp.get("/s/<token>")
 def show_shared(token):
     """Show a shared conversation's viewer, signed out and read-only (nothing on it changes data)."""
@@ -92,6 +113,7 @@ def show_shared(token):
     record(None, "opened share link", conversation=link.conversation)  # who: the link's holder
     before = request.args.get("before", type=int)
     report, _ = report_for(link.conversation, {}, before if before and 0 < before < 2**62 else None)
+    hide_memories(report, link.include_shared_memories)
 
     def page_url(**params):
         return url_for(".show_shared", token=token,

@@ -3,6 +3,7 @@ from flask import Blueprint, current_app, g, render_template, request, url_for
 
 from .. import storage
 from ..policy import READ, admin_required, get_conversation_or_404, staff_required
+from ..security.validation import whole_number
 from .audit import entries
 from .console import Filters, InvalidFilter, conversation_page
 from .shares import listed_links
@@ -43,8 +44,7 @@ def show_conversation(conversation_id):
 @admin_required
 def show_audit():
     """Show the tenant's audit log, newest first: who opened or deleted what, and when."""
-    before = request.args.get("before", "")
-    before_id = int(before) if before.isdigit() and len(before) <= 18 else None
+    before_id = whole_number(request.args.get("before"))
     rows = entries(g.user.tenant_id, before_id, AUDIT_PAGE + 1)
     older = rows[AUDIT_PAGE - 1][0].id if len(rows) > AUDIT_PAGE else None
     return render_template("staff/audit.html", rows=rows[:AUDIT_PAGE], older=older)

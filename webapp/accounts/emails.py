@@ -1,0 +1,48 @@
+"""One spelling per email address, so a lookalike cannot open a second account under the same
+name: NFKC (fullwidth letters, NFC/NFD accents), zero-width characters removed, lower case,
+checked by email-validator; a local part or domain mixing scripts (a Cyrillic "о" among Latin
+letters) is refused.
+"""
+import unicodedata
+
+from email_validator import EmailNotValidError, validate_email
+
+MAX_EMAIL_CHARS = 320
+INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "HEBREW", "ARABIC", "CJK", "HIRAGANA",
+           "KATAKANA", "HANGUL", "DEVANAGARI", "THAI", "GEORGIAN")
+
+
+class InvalidEmail(ValueError):
+    """An address that cannot be an account's; the message says why."""
+
+
+def canonical(raw: str | None) -> str:
+    """The address as stored and looked up: NFKC, no invisible characters, lower case. Never
+    refuses: signing in with a lookalike finds nobody rather than failing loudly."""
+    return unicodedata.normalize("NFKC", (raw or "").translate(INVISIBLE)).strip().lower()
+
+
+def scripts_of(text: str) -> set[str]:
+    found = set()
+    for char in text:
+        if char.isalpha():
+            name = unicodedata.name(char, "")
+            found.update(script for script in SCRIPTS if name.startswith(script))
+    return found
+
+
+def normalize_email(raw: str | None) -> str:
+    """The canonical address for a new account; raises InvalidEmail for what cannot be one."""
+    email = canonical(raw)
+    if not email or len(email) > MAX_EMAIL_CHARS:
+        raise InvalidEmail("give an email address like you@example.com")
+    try:
+        email = validate_email(email, check_deliverability=False).normalized.lower()
+    except EmailNotValidError as problem:
+        raise InvalidEmail(f"{problem}".rstrip(".")) from None
+    local, _, domain = email.rpartition("@")
+    if any(len(scripts_of(part)) > 1 for part in (local, *domain.split("."))):
+        raise InvalidEmail("that address mixes letters of different alphabets (a lookalike of "
+                           "another address); type it again in one alphabet")
+    return email
