@@ -87,6 +87,9 @@ class Conversation(db.Model):
     token_ratio: Mapped[float] = mapped_column(default=1.0)
     # Set with its first rolling summary: without one, requests skip the summary lookup.
     has_summary: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # Set with its first pinned or left-out turn, never cleared: without it, requests skip the
+    # query for marked turns (webapp/memory/pins.py).
+    has_marks: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     # Set by Delete; the row really goes once the undo window has passed (storage.purge_deleted).
@@ -134,6 +137,12 @@ class Turn(db.Model):
     # While pending: renewed every few seconds by the run writing it; when it goes stale the
     # run died (or never started) and any worker takes the turn over.
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=utcnow)
+    # Steering from the chat (webapp/memory/pins.py): "pinned" (always sent) or "excluded"
+    # (never sent); who set it and when, kept so the viewer can say so.
+    mark: Mapped[str | None] = mapped_column(String(8))
+    marked_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    marked_by_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    marked_at: Mapped[datetime | None]
 
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
 
@@ -212,3 +221,4 @@ Index("ix_conversations_user_updated", Conversation.user_id, Conversation.update
 Index("ix_conversations_tenant_updated", Conversation.tenant_id, Conversation.updated_at)
 Index("ix_audit_log_tenant_id_id", AuditEntry.tenant_id, AuditEntry.id)
 Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)
+Index("ix_turns_marked", Turn.conversation_id, Turn.mark, Turn.seq)

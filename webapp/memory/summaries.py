@@ -4,7 +4,7 @@ folded forward only when new turns fall off, and sent as its own section of the 
 from datetime import datetime
 
 from flask import current_app
-from sqlalchemy import ForeignKey, JSON, String, Text, bindparam, select
+from sqlalchemy import ForeignKey, JSON, String, Text, bindparam, or_, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ..extensions import db
@@ -12,6 +12,7 @@ from ..models import Turn, utcnow
 from . import offline_summary, summarizer  # noqa: F401  offline_summary registers itself
 from .context import (RESERVATIONS, SECTION_SOURCES, SUMMARY_STRATEGIES, Policy, Section,
                       looked_up, plan_history, sized, tenant_settings)
+from .pins import marks_of
 from .tail import newest_first, rows_for
 
 MAX_ROUNDS = 10  # model calls per refresh; a job that is not caught up queues itself again
@@ -78,7 +79,7 @@ def summary_reservation(conversation, policy, ratio: float) -> int:
 def summary_section(conversation, policy, history) -> Section | None:
     """The summary, when the history no longer holds every turn it covers."""
     found = usable(conversation, policy)
-    kept = history.kept()
+    kept = history.window()  # pins alone never make the summary unneeded
     if found is None or not kept or kept[0].seq == 0:
         return None
     summary, messages, tokens = found
@@ -101,7 +102,8 @@ def left_out_through(conversation, config, reserve: int | None = None) -> int:
                            else round(reserve * ratio))
     db.session.flush()
     rows = rows_for(conversation, policy.history_budget, ratio, policy.recent_turns)
-    kept = plan_history(newest_first(conversation.id, rows=rows), policy, ratio).kept()
+    kept = plan_history(newest_first(conversation.id, rows=rows), policy, ratio,
+                        marks_of(conversation)).window()
     return min(f.seq for f in kept) - 1 if kept else -1
 
 
@@ -109,7 +111,8 @@ def turns_to_fold(conversation_id: str, after_seq: int, through_seq: int | None,
                   limit: int) -> list[Turn]:
     """Finished turns after `after_seq` (up to `through_seq`), oldest first, at most `limit`."""
     query = select(Turn).where(Turn.conversation_id == conversation_id, Turn.seq > after_seq,
-                               Turn.outcome != "pending")
+                               Turn.outcome != "pending",  # a left-out turn is never sent
+                               or_(Turn.mark.is_(None), Turn.mark != "excluded"))
     if through_seq is not None:
         query = query.where(Turn.seq <= through_seq)
     return list(db.session.scalars(query.order_by(Turn.seq).limit(limit)))

@@ -124,6 +124,7 @@ class Manifest(Strict):
     sections: list[SentSection]
     fates: list[Row(Count, Text, Text)] = []
     older: Row(Text, Text) | None = None
+    marks: list[Row(Count, Text, Text)] = []  # pinned and left-out turns
     calls: list[SentCall] = []
 
 

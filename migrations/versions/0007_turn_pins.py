@@ -1,0 +1,40 @@
+"""turn pins: a turn can be pinned (always sent) or left out (never sent), with who and when
+
+Revision ID: 0007_turn_pins
+Revises: issue15
+"""
+from alembic import op
+import sqlalchemy as sa
+
+
+revision = '0007_turn_pins'
+down_revision = 'issue15'
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    with op.batch_alter_table('conversations') as batch_op:
+        batch_op.add_column(sa.Column('has_marks', sa.Boolean(), nullable=False,
+                                      server_default=sa.false()))
+    with op.batch_alter_table('turns') as batch_op:
+        batch_op.add_column(sa.Column('mark', sa.String(length=8), nullable=True))
+        batch_op.add_column(sa.Column('marked_by', sa.Integer(), nullable=True))
+        batch_op.add_column(sa.Column('marked_by_name', sa.String(length=200), nullable=False,
+                                      server_default=''))
+        batch_op.add_column(sa.Column('marked_at', sa.DateTime(), nullable=True))
+        batch_op.create_foreign_key('fk_turns_marked_by_users', 'users', ['marked_by'], ['id'],
+                                    ondelete='SET NULL')
+        batch_op.create_index('ix_turns_marked', ['conversation_id', 'mark', 'seq'])
+
+
+def downgrade():
+    with op.batch_alter_table('turns') as batch_op:
+        batch_op.drop_index('ix_turns_marked')
+        batch_op.drop_constraint('fk_turns_marked_by_users', type_='foreignkey')
+        batch_op.drop_column('marked_at')
+        batch_op.drop_column('marked_by_name')
+        batch_op.drop_column('marked_by')
+        batch_op.drop_column('mark')
+    with op.batch_alter_table('conversations') as batch_op:
+        batch_op.drop_column('has_marks')
