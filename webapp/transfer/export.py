@@ -8,9 +8,10 @@ from ..llm.messages import final_answer
 from ..models import Conversation, RequestText
 
 FORMAT = "nimbus.conversation"
-VERSION = 1
+VERSION = 2  # 2: turns carry their pin or leave-out mark (version 1 files still import)
+READS = (1, 2)
 TURN_FIELDS = ("outcome", "trace", "prompt_tokens", "completion_tokens", "context_tokens",
-               "resend_tokens", "manifest")
+               "resend_tokens", "manifest", "mark", "marked_by_name")
 
 
 def export_conversation(conversation: Conversation) -> dict:
@@ -19,7 +20,8 @@ def export_conversation(conversation: Conversation) -> dict:
         "strategy": conversation.strategy, "settings": conversation.settings or {},
         "created_at": conversation.created_at.isoformat(),
         "turns": [{"messages": t.messages, "created_at": t.created_at.isoformat(),
-                   **{f: getattr(t, f) for f in TURN_FIELDS}}
+                   **{f: getattr(t, f) for f in TURN_FIELDS},
+                   "marked_at": t.marked_at.isoformat() if t.marked_at else None}
                   for t in conversation.turns],
         # The texts the turns' request manifests refer to by hash (webapp/memory/manifest.py).
         "request_texts": dict(db.session.execute(

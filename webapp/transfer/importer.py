@@ -13,7 +13,7 @@ from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
 from ..memory.manifest import store_texts, text_hash
 from ..models import Conversation, Turn, User, utcnow
-from .export import FORMAT, VERSION
+from .export import FORMAT, READS
 from .schema import NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord
 
 MAX_DEPTH = 40  # JSON nesting: a real export needs about 12
@@ -153,8 +153,9 @@ def parse(data) -> tuple[ConversationExport | None, list[TurnRecord], list[dict]
     if not (isinstance(data, dict) and data.get("format") == FORMAT):
         raise InvalidImport(f"not a Nimbus conversation: expected format {FORMAT!r} or a list of "
                             "{'role', 'content'} messages")
-    if data.get("version") != VERSION:
-        raise InvalidImport(f"unsupported version {data.get('version')!r} (expected {VERSION})")
+    if data.get("version") not in READS:
+        raise InvalidImport(f"unsupported version {data.get('version')!r} (expected one of "
+                            f"{', '.join(map(str, READS))})")
     try:
         meta = ConversationExport.model_validate(data)
     except ValidationError as error:
@@ -186,7 +187,10 @@ def write(parsed, user: User) -> Conversation:
                     outcome=checked.outcome, trace=record.get("trace") or [],
                     prompt_tokens=checked.prompt_tokens, completion_tokens=checked.completion_tokens,
                     context_tokens=checked.context_tokens, resend_tokens=checked.resend_tokens,
-                    manifest=record.get("manifest"))
+                    manifest=record.get("manifest"), mark=checked.mark,
+                    marked_by_name=checked.marked_by_name if checked.mark else "",
+                    marked_at=checked.marked_at if checked.mark else None)
+        conversation.has_marks = bool(conversation.has_marks) or checked.mark is not None
         if checked.created_at:
             turn.created_at = checked.created_at
         conversation.turns.append(turn)

@@ -138,6 +138,9 @@ class TurnRecord(Strict):
     context_tokens: Count = 0
     resend_tokens: Count = 0
     manifest: Manifest | None = None  # what the turn's model calls received
+    mark: Literal["pinned", "excluded"] | None = None  # version 2: Keep in context / Leave out
+    marked_by_name: Annotated[str, Field(max_length=200)] = ""
+    marked_at: Timestamp | None = None
 
     @field_validator("outcome", mode="before")
     @classmethod
@@ -192,7 +195,7 @@ class Settings(Strict):
 
 class ConversationExport(Strict):
     format: Literal["nimbus.conversation"]
-    version: Literal[1]
+    version: Literal[1, 2]
     id: str | None = None  # an import always gets a new id
     title: str | None = None
     strategy: str = "compact"
