@@ -126,3 +126,18 @@ def test_pins_over_budget_are_named_on_the_viewer(guest, conversation):
         mark(guest, conversation, seq, "pinned")
     page = guest.get(f"/c/{conversation.id}/viewer").text
     assert "The pinned turns alone are over the history budget" in page
+
+
+def test_a_left_out_turn_is_not_folded_into_the_summary(guest):
+    from webapp.memory.summaries import cached_summary
+    from .viewer_support import LONG_QUESTIONS, SUMMARY_BUDGET
+    user = guest_user(guest)
+    _, conversation, _ = ask(user, "My name is Dara and I live in Lisbon.")
+    mark(guest, conversation, 0, "excluded")
+    conversation.settings = {"budget": SUMMARY_BUDGET}
+    db.session.commit()
+    for question in LONG_QUESTIONS:
+        ask(user, question, conversation)
+    summary = cached_summary(conversation)
+    assert summary is not None and summary.through_seq >= 1  # later turns were folded
+    assert "Lisbon" not in summary.text
