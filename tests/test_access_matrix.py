@@ -44,7 +44,7 @@ MATRIX = {
     "memories.show_panel": EVERYONE, "memories.add_memory": EVERYONE,
     "memories.set_sharing": EVERYONE, "memories.search_history": EVERYONE,
     "account.show_account": EVERYONE, "account.download_data": EVERYONE,
-    "account.delete_data": EVERYONE,
+    "account.delete_data": EVERYONE, "chat.set_trim_notes": EVERYONE,
     # Public: signing in, and a share link (the token is the permission).
     "auth.login": EVERYONE, "auth.logout": EVERYONE, "auth.signup": EVERYONE,
     "share.show_shared": EVERYONE, "static": EVERYONE,

@@ -38,6 +38,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     identity.init_app(app)
     policy.init_app(app)
     rendering.init_app(app)
+    from .chat import trim_notes
+    trim_notes.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
     from .memory import longterm

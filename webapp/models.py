@@ -3,7 +3,7 @@ import secrets
 from datetime import datetime, timezone
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, false
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, false, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
@@ -55,6 +55,8 @@ class User(UserMixin, db.Model):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Set with their first personal memory, never cleared (see Tenant.shared_memories).
     personal_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # The chat's quiet notes when older turns leave the request (webapp/chat/trim_notes.py).
+    trim_notes: Mapped[bool] = mapped_column(default=True, server_default=true())
 
     tenant: Mapped[Tenant] = relationship()
 

@@ -1,4 +1,5 @@
-"""turn pins: a turn can be pinned (always sent) or left out (never sent), with who and when
+"""turn pins: a turn can be pinned (always sent) or left out (never sent), with who and when;
+people can turn off the chat's trimming notes
 
 Revision ID: 0007_turn_pins
 Revises: issue15
@@ -14,6 +15,9 @@ depends_on = None
 
 
 def upgrade():
+    with op.batch_alter_table('users') as batch_op:
+        batch_op.add_column(sa.Column('trim_notes', sa.Boolean(), nullable=False,
+                                      server_default=sa.true()))
     with op.batch_alter_table('conversations') as batch_op:
         batch_op.add_column(sa.Column('has_marks', sa.Boolean(), nullable=False,
                                       server_default=sa.false()))
@@ -38,3 +42,5 @@ def downgrade():
         batch_op.drop_column('mark')
     with op.batch_alter_table('conversations') as batch_op:
         batch_op.drop_column('has_marks')
+    with op.batch_alter_table('users') as batch_op:
+        batch_op.drop_column('trim_notes')

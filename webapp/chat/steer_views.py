@@ -37,3 +37,13 @@ def mark_turn(conversation_id, seq):
     if not back.startswith("/") or back.startswith("//"):
         back = url_for("viewer.show", conversation_id=conversation.id)
     return redirect(f"{back}#turn-{seq + 1}", 303)
+
+
+@bp.post("/account/trim-notes")
+def set_trim_notes():
+    """Show or hide the chat's notes where older turns leave the request (show=1 or 0)."""
+    g.user.trim_notes = request.form.get("show") == "1"
+    db.session.commit()
+    if htmx:
+        return "", 200, {"HX-Refresh": "true"}
+    return redirect(url_for("account.show_account") + "#context-settings", 303)
