@@ -40,6 +40,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     rendering.init_app(app)
     from .chat import trim_notes
     trim_notes.init_app(app)
+    from .chat import context_gauge
+    context_gauge.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
     from .memory import longterm
