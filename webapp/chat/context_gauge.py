@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from flask import current_app
 
 from ..memory.context import SUMMARY_STRATEGIES, assemble
+from ..memory.summaries import cached_summary
 from ..models import Conversation
 from ..storage import newest_turn
 from ..viewer.gauge import Gauge, request_gauge
@@ -23,6 +24,7 @@ class ChatGauge:
     next_out: int | None  # the oldest turn the history still sends (not pinned)
     next_fate: str  # "summarized" or "dropped"
     pins_over_budget: bool
+    summary_failed: bool = False
 
     @property
     def percent(self) -> int:
@@ -48,10 +50,12 @@ def chat_gauge(conversation: Conversation | None) -> ChatGauge | None:
     window = plan.history.window()
     next_out = window[0].seq if window else None  # the oldest the strategy still sends
     fate = "summarized" if plan.policy.strategy in SUMMARY_STRATEGIES else "dropped"
+    summary = cached_summary(conversation) if conversation.has_summary else None
     return ChatGauge(gauge, plan.policy.budget, plan.total_tokens,
                      first_call_reported(newest_turn(conversation)), next_out, fate,
-                     plan.history.pins_over_budget)
+                     plan.history.pins_over_budget, bool(summary and summary.failed_at))
 
 
 def init_app(app) -> None:
     app.jinja_env.globals["context_gauge"] = chat_gauge
+    app.jinja_env.globals["summary_strategies"] = SUMMARY_STRATEGIES

@@ -8,6 +8,7 @@ summary shares the budget: the history gets what the summary leaves, and never u
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import takewhile
 from typing import Callable, Iterator
 
 from ..extensions import db
@@ -40,6 +41,7 @@ class Policy:
     candidate_pool: int = 50  # importance: how many of the newest turns are scored
     reserved: int = 0  # taken out of the budget by the rolling summary, set by assemble
     pinned: int = 0  # taken out of what is left by pinned turns, set by plan_history
+    summarize_through: int = -1  # "Summarize up to here": the history starts after this seq
     now: datetime | None = None  # what ages are measured from; None: the current time
 
     @classmethod
@@ -47,7 +49,8 @@ class Policy:
         """Conversation settings over config defaults, with what-if overrides on top."""
         settings = dict(conversation.settings or {})
         shop = tenant_settings(conversation)  # the tenant's defaults sit between the two
-        values = {"strategy": conversation.strategy or "compact"}
+        values = {"strategy": conversation.strategy or "compact",
+                  "summarize_through": settings.get("summarize_through", -1)}
         for name, key in POLICY_SETTINGS.items():
             values[name] = settings.get(name, shop.get(name, config[key]))
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -197,13 +200,19 @@ def plan_history(turns: Iterator, policy: Policy, ratio: float = 1.0, marks=None
     strategy = STRATEGIES.get(policy.strategy)
     if strategy is None:
         raise ValueError(f"unknown strategy {policy.strategy!r}; choose from {', '.join(STRATEGIES)}")
+    floor = policy.summarize_through if policy.strategy in SUMMARY_STRATEGIES else -1
+    if floor >= 0:  # somebody asked for everything up to `floor` to be summarized
+        turns = takewhile(lambda t: t.seq > floor, turns)
     if not marks:
-        return strategy(turns, policy, ratio)
-    from .pins import place_pins
-    placed, used, over = place_pins(marks, policy, ratio)
-    plan = strategy((t for t in turns if t.seq not in marks.seqs),
-                    replace(policy, pinned=used), ratio)
-    plan.marks, plan.pins_over_budget = placed, over
+        plan = strategy(turns, policy, ratio)
+    else:
+        from .pins import place_pins
+        placed, used, over = place_pins(marks, policy, ratio)
+        plan = strategy((t for t in turns if t.seq not in marks.seqs),
+                        replace(policy, pinned=used), ratio)
+        plan.marks, plan.pins_over_budget = placed, over
+    if floor >= 0 and plan.older is None:
+        plan.older = (DROPPED, f"summarized on request (Summarize up to turn {floor + 1})")
     return plan
 
 

@@ -28,6 +28,12 @@ class ConversationSummary(db.Model):
     through_seq: Mapped[int] = mapped_column(default=-1)  # -1: covers nothing yet
     topics: Mapped[list] = mapped_column(JSON, default=list)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    # A hand edit (summary_edits.py): kept, and the next fold continues from it.
+    edited_at: Mapped[datetime | None]
+    edited_by_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    # The last fold that failed (the text above stayed as it was); cleared by the next success.
+    failed_at: Mapped[datetime | None]
+    failure: Mapped[str] = mapped_column(String(300), default="", server_default="")
 
 
 def style_of(conversation, config=None) -> str:
@@ -80,7 +86,7 @@ def summary_section(conversation, policy, history) -> Section | None:
     """The summary, when the history no longer holds every turn it covers."""
     found = usable(conversation, policy)
     kept = history.window()  # pins alone never make the summary unneeded
-    if found is None or not kept or kept[0].seq == 0:
+    if found is None or (kept and kept[0].seq == 0):  # none kept: all summarized on request
         return None
     summary, messages, tokens = found
     return Section("summary", messages, tokens,
@@ -104,7 +110,8 @@ def left_out_through(conversation, config, reserve: int | None = None) -> int:
     rows = rows_for(conversation, policy.history_budget, ratio, policy.recent_turns)
     kept = plan_history(newest_first(conversation.id, rows=rows), policy, ratio,
                         marks_of(conversation)).window()
-    return min(f.seq for f in kept) - 1 if kept else -1
+    # nothing kept: no turn yet, or "Summarize up to here" on the newest one
+    return min(f.seq for f in kept) - 1 if kept else policy.summarize_through
 
 
 def turns_to_fold(conversation_id: str, after_seq: int, through_seq: int | None,
@@ -149,5 +156,6 @@ def refresh_summary(conversation, provider, style: str | None = None,
                 provider, summary.text, list(summary.topics), turns, style,
                 config["NIMBUS_SUMMARY_MAX_TOKENS"])
         summary.through_seq = turns[-1].seq if turns else ahead
+        summary.failed_at, summary.failure = None, ""  # this fold worked
         db.session.commit()
     return summary, left_out_through(conversation, config) <= summary.through_seq

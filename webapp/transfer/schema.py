@@ -184,6 +184,7 @@ class Settings(Strict):
     max_age_days: Annotated[float, Field(gt=0, le=36_500)] | None = None
     candidate_pool: Annotated[int, Field(ge=1, le=100_000)] | None = None
     summary_style: str | None = None
+    summarize_through: Annotated[int, Field(ge=-1, le=INT32)] | None = None  # Summarize up to here
 
     @field_validator("summary_style")
     @classmethod

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..memory.context import KEPT, ContextPlan
-from .series import finished_before
+from .series import finished_before, newest_finished
 
 ALSO_IN_SUMMARY = "also in the summary"
 
@@ -37,8 +37,8 @@ class Fates:
         self.marks = history.marks  # pinned and left-out turns, at any age
         self.through = history.summarized_through if history.uses_summary else -1
         self.first_read = min(self.read, default=None)
-        if self.first_read is None and self.marks:  # every finished turn is marked
-            self.first_read = max(self.marks) + 1
+        if self.first_read is None:  # nothing read: every finished turn is older, or marked
+            self.first_read = newest_finished(conversation_id) + 1 or None
         self.conversation_id = conversation_id
 
     def planned(self, seq: int):
