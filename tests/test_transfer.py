@@ -277,3 +277,25 @@ def test_a_version_1_file_still_imports(runner, tmp_path):
     path.write_text(json.dumps({"format": "nimbus.conversation", "version": 1, "turns": [
         {"messages": [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "fine"}]}]}))
     assert "Imported 1 turn(s)" in run(runner, "import", str(path))
+
+
+def test_a_hand_edited_summary_survives_export_and_import(runner, alex, tmp_path):
+    from flask import current_app
+    from webapp.memory.context import assemble
+    from webapp.memory.summaries import cached_summary
+    from .viewer_support import summarized_conversation
+    conversation = summarized_conversation(alex)
+    summary = cached_summary(conversation)
+    summary.text, summary.edited_by_name = "User: my name is Dara.", "Dara"
+    summary.edited_at = datetime(2026, 12, 1, 10, 0)
+    db.session.commit()
+    path = tmp_path / "export.json"
+    path.write_text(runner.invoke(args=["export", conversation.id]).output)
+    new_id = run(runner, "import", str(path)).split("conversation: ")[1].strip()
+    imported = db.session.get(Conversation, new_id)
+    copy = cached_summary(imported)
+    assert (copy.text, copy.through_seq, copy.edited_by_name) == (
+        "User: my name is Dara.", summary.through_seq, "Dara")
+    assert copy.edited_at == datetime(2026, 12, 1, 10, 0)
+    plan = assemble(imported, current_app.config)
+    assert "my name is Dara" in plan.section("summary").messages[0]["content"]

@@ -5,6 +5,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..llm.messages import final_answer
+from ..memory.summaries import ConversationSummary
 from ..models import Conversation, RequestText
 
 FORMAT = "nimbus.conversation"
@@ -23,6 +24,12 @@ def export_conversation(conversation: Conversation) -> dict:
                    **{f: getattr(t, f) for f in TURN_FIELDS},
                    "marked_at": t.marked_at.isoformat() if t.marked_at else None}
                   for t in conversation.turns],
+        "summaries": [{"style": s.style, "text": s.text, "through_seq": s.through_seq,
+                       "topics": list(s.topics or []), "edited_by_name": s.edited_by_name,
+                       "edited_at": s.edited_at.isoformat() if s.edited_at else None}
+                      for s in db.session.scalars(select(ConversationSummary).where(
+                          ConversationSummary.conversation_id == conversation.id))
+                      if s.through_seq >= 0],
         # The texts the turns' request manifests refer to by hash (webapp/memory/manifest.py).
         "request_texts": dict(db.session.execute(
             select(RequestText.hash, RequestText.text)

@@ -12,6 +12,7 @@ from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
 from ..memory.manifest import store_texts, text_hash
+from ..memory.summaries import ConversationSummary
 from ..models import Conversation, Turn, User, utcnow
 from .export import FORMAT, READS
 from .schema import NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord
@@ -205,5 +206,11 @@ def write(parsed, user: User) -> Conversation:
     texts = meta.request_texts if meta else {}
     # Only a text that matches its hash, so an import cannot make a turn claim it was sent.
     store_texts(conversation.id, {h: t for h, t in texts.items() if text_hash(t) == h})
+    for record in (meta.summaries if meta else []):
+        if record.through_seq < len(turns):  # a summary never covers turns the file lacks
+            db.session.add(ConversationSummary(
+                conversation_id=conversation.id, style=record.style, text=record.text,
+                through_seq=record.through_seq, topics=record.topics,
+                edited_by_name=record.edited_by_name, edited_at=record.edited_at))
     db.session.commit()
     return conversation

@@ -194,6 +194,22 @@ class Settings(Strict):
         return value
 
 
+class SummaryRecord(Strict):
+    style: str
+    text: Annotated[str, Field(max_length=100_000)]
+    through_seq: Annotated[int, Field(ge=-1, le=INT32)]
+    topics: list[Annotated[str, Field(max_length=200)]] = []
+    edited_by_name: Annotated[str, Field(max_length=200)] = ""
+    edited_at: Timestamp | None = None
+
+    @field_validator("style")
+    @classmethod
+    def known_style(cls, value):
+        if value not in STYLES:
+            raise ValueError(f"unknown summary style {value!r}; choose from {', '.join(STYLES)}")
+        return value
+
+
 class ConversationExport(Strict):
     format: Literal["nimbus.conversation"]
     version: Literal[1, 2]
@@ -204,6 +220,7 @@ class ConversationExport(Strict):
     created_at: Timestamp | None = None
     turns: Annotated[list[TurnRecord], Field(min_length=1, max_length=100_000)]
     request_texts: dict[str, str] = {}  # the manifests' texts by hash
+    summaries: list[SummaryRecord] = []  # version 2: the rolling summaries, hand edits marked
 
     @field_validator("strategy")
     @classmethod
