@@ -117,3 +117,56 @@ def test_pin_and_leave_out_change_the_next_request(new_page, live_app, size):
     body = page.locator("body")
     expect(body).to_contain_text("Can I get a refund for order #1043?")
     expect(body).not_to_contain_text("OK. What about my other order, 1042?")
+
+
+@SIZES
+def test_summarize_up_to_here_and_an_edited_summary_reach_the_next_request(new_page, live_app,
+                                                                            size):
+    page = new_page(*size)
+    page.goto("/")
+    for seq, question in enumerate(["Can I get a refund for order #1043?",
+                                    "OK. What about my other order, 1042?", "Yes please."]):
+        send(page, question, seq)
+    conversation = conversation_id(page)
+    page.locator("#turn-1-answer").hover()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Summarize up to turn 2").click()
+    expect(page.locator("#summary-panel")).to_contain_text("Covers turns 1–2")
+    page.get_by_label("The summary the model receives").fill("User: order 1043 is too old; 1042 refunded.")
+    page.get_by_role("button", name="Save the summary").click()
+    expect(page.locator("#summary-panel")).to_contain_text("edited by hand")
+    page.goto(f"/c/{conversation}")
+    send(page, "Thanks", 3)
+    sent = manifest(live_app, conversation, 3)
+    assert history_seqs(sent) == [2]
+    page.goto(f"/c/{conversation}/viewer/turns/3/sent")
+    expect(page.locator("body")).to_contain_text("User: order 1043 is too old; 1042 refunded.")
+    page.goto(f"/c/{conversation}/viewer")
+    expect(page.locator("body")).to_contain_text("The rolling summary was edited by hand")
+
+
+def test_a_failed_fold_keeps_the_old_summary_and_says_so(page, live_app, monkeypatch):
+    from webapp.llm.base import ProviderError
+    from webapp.memory import summary_jobs
+    from tests.fakes.scripted_model import ScriptedModel
+    page.goto("/")
+    for seq, question in enumerate(["Can I get a refund for order #1043?",
+                                    "OK. What about my other order, 1042?", "Yes please."]):
+        send(page, question, seq)
+    conversation = conversation_id(page)
+    page.locator("#turn-0-answer").hover()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Summarize up to turn 1").click()
+    expect(page.locator("#summary-panel")).to_contain_text("Covers turns 1–1")
+    good = page.locator("#summary-text").input_value()
+    monkeypatch.setattr(summary_jobs, "get_provider",
+                        lambda config: ScriptedModel(*[ProviderError("provider down")] * 50))
+    page.goto(f"/c/{conversation}")
+    page.locator("#turn-2-answer").hover()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Summarize up to turn 3").click()
+    expect(page.locator(".summary-failed")).to_contain_text("provider down")
+    expect(page.locator("#summary-panel")).to_contain_text("Covers turns 1–1")
+    assert page.locator("#summary-text").input_value() == good
+    page.goto(f"/c/{conversation}/viewer")
+    expect(page.locator(".summary-failed")).to_contain_text("The last summary fold failed")
