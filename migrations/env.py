@@ -108,10 +108,16 @@ def run_migrations_online():
             connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
             triggers = sqlite_triggers(connection)
             connection.commit()  # Alembic then commits each migration itself
+        def keep_triggers(ctx, step, heads, run_args):
+            """After each step: re-create what a rebuild in it lost, then know what it made."""
+            restore_triggers(connection, triggers)
+            triggers.update(sqlite_triggers(connection))
+
         try:
             context.configure(
                 connection=connection,
                 target_metadata=get_metadata(),
+                **({"on_version_apply": keep_triggers} if sqlite else {}),
                 **conf_args
             )
 

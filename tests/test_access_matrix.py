@@ -26,7 +26,9 @@ MATRIX = {
     "chat.stream_reply": {"owner"}, "chat.stop_reply": {"owner"},
     "chat.rename_conversation": {"owner"}, "chat.delete_conversation": {"owner"},
     "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
-    "chat.restore_conversation": {"owner"},
+    "chat.restore_conversation": {"owner"}, "chat.mark_turn": {"owner", "admin"},
+    "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
+    "chat.summarize_up_to": {"owner", "admin"},
     "viewer.show": {"owner"} | TENANT_STAFF, "viewer.show_json": {"owner"} | TENANT_STAFF,
     "viewer.apply_settings": {"owner", "admin"},
     "viewer.show_sent": {"owner"} | TENANT_STAFF, "viewer.show_sent_json": {"owner"} | TENANT_STAFF,
@@ -44,7 +46,7 @@ MATRIX = {
     "memories.show_panel": EVERYONE, "memories.add_memory": EVERYONE,
     "memories.set_sharing": EVERYONE, "memories.search_history": EVERYONE,
     "account.show_account": EVERYONE, "account.download_data": EVERYONE,
-    "account.delete_data": EVERYONE,
+    "account.delete_data": EVERYONE, "chat.set_trim_notes": EVERYONE,
     "transfer.show_import": EVERYONE, "transfer.upload": EVERYONE,  # into their own account
     # Public: signing in, and a share link (the token is the permission).
     "auth.login": EVERYONE, "auth.logout": EVERYONE, "auth.signup": EVERYONE,

@@ -112,7 +112,7 @@ def with_messages(*changes):
     (export(outcome="pending"), "turn 1, outcome: a stored turn is finished"),
     (export(outcome="great"), "turn 1, outcome: Input should be 'answered'"),
     (export(created_at="yesterday"), "turn 1, created_at: 'yesterday' is not an ISO 8601"),
-    (export(version=2), "unsupported version 2"),
+    (export(version=99), "unsupported version 99"),
     (with_messages((1, "tool_calls", 5)), "turn 1, message 2, tool_calls: Input should be a valid list"),
     (with_messages((1, "tool_calls", [{"id": "call_1", "name": "lookup_order", "arguments": {}}] * 2)),
      "turn 1: message 2: tool call id 'call_1' is used twice"),
@@ -328,3 +328,51 @@ def test_a_lone_surrogate_is_refused_in_one_line(runner, tmp_path, text):
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "message 1, content: contains a lone surrogate" in result.output
     assert result.output.count("\n") == 1
+
+
+def test_pins_and_exclusions_survive_export_and_import(runner, alex, tmp_path):
+    from webapp.memory.context import assemble
+    from webapp.memory.pins import set_mark
+    from flask import current_app
+    conversation = refund_conversation(alex)
+    ask(alex, "Thanks", conversation)
+    set_mark(conversation.turns[0], "pinned", alex)
+    set_mark(conversation.turns[1], "excluded", alex)
+    db.session.commit()
+    path = tmp_path / "export.json"
+    path.write_text(runner.invoke(args=["export", conversation.id]).output)
+    new_id = run(runner, "import", str(path)).split("conversation: ")[1].strip()
+    imported = db.session.get(Conversation, new_id)
+    assert [t.mark for t in imported.turns] == ["pinned", "excluded", None]
+    assert imported.turns[1].marked_by_name == alex.name and imported.turns[1].marked_at
+    plan = assemble(imported, current_app.config)
+    assert plan.fate_of(0)[0] == "PINNED" and plan.fate_of(1)[0] == "EXCLUDED"
+
+
+def test_a_version_1_file_still_imports(runner, tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"format": "nimbus.conversation", "version": 1, "turns": [
+        {"messages": [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "fine"}]}]}))
+    assert "Imported 1 turn(s)" in run(runner, "import", str(path))
+
+
+def test_a_hand_edited_summary_survives_export_and_import(runner, alex, tmp_path):
+    from flask import current_app
+    from webapp.memory.context import assemble
+    from webapp.memory.summaries import cached_summary
+    from .viewer_support import summarized_conversation
+    conversation = summarized_conversation(alex)
+    summary = cached_summary(conversation)
+    summary.text, summary.edited_by_name = "User: my name is Dara.", "Dara"
+    summary.edited_at = datetime(2026, 12, 1, 10, 0)
+    db.session.commit()
+    path = tmp_path / "export.json"
+    path.write_text(runner.invoke(args=["export", conversation.id]).output)
+    new_id = run(runner, "import", str(path)).split("conversation: ")[1].strip()
+    imported = db.session.get(Conversation, new_id)
+    copy = cached_summary(imported)
+    assert (copy.text, copy.through_seq, copy.edited_by_name) == (
+        "User: my name is Dara.", summary.through_seq, "Dara")
+    assert copy.edited_at == datetime(2026, 12, 1, 10, 0)
+    plan = assemble(imported, current_app.config)
+    assert "my name is Dara" in plan.section("summary").messages[0]["content"]

@@ -40,6 +40,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     identity.init_app(app)
     policy.init_app(app)
     rendering.init_app(app)
+    from .chat import trim_notes
+    trim_notes.init_app(app)
+    from .chat import context_gauge
+    context_gauge.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
     from .memory import longterm
@@ -49,6 +53,8 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from .chat import views as chat
     from .chat import conversation_views  # noqa: F401  the sidebar's rename, delete and undo
+    from .chat import steer_views  # noqa: F401  pin a turn or leave it out of the context
+    from .chat import summary_views  # noqa: F401  read, edit and fold the rolling summary
     from .viewer import views as viewer
     app.register_blueprint(chat.bp)
     app.register_blueprint(viewer.bp)

@@ -3,7 +3,7 @@ import secrets
 from datetime import datetime, timezone
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, false
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, false, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
@@ -55,6 +55,8 @@ class User(UserMixin, db.Model):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Set with their first personal memory, never cleared (see Tenant.shared_memories).
     personal_memories: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # The chat's quiet notes when older turns leave the request (webapp/chat/trim_notes.py).
+    trim_notes: Mapped[bool] = mapped_column(default=True, server_default=true())
 
     tenant: Mapped[Tenant] = relationship()
 
@@ -89,6 +91,9 @@ class Conversation(db.Model):
     has_summary: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The system message an imported conversation came with, sent after the shop's prompt.
     instructions: Mapped[str | None] = mapped_column(Text)
+    # Set with its first pinned or left-out turn, never cleared: without it, requests skip the
+    # query for marked turns (webapp/memory/pins.py).
+    has_marks: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     # Set by Delete; the row really goes once the undo window has passed (storage.purge_deleted).
@@ -136,6 +141,12 @@ class Turn(db.Model):
     # While pending: renewed every few seconds by the run writing it; when it goes stale the
     # run died (or never started) and any worker takes the turn over.
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=utcnow)
+    # Steering from the chat (webapp/memory/pins.py): "pinned" (always sent) or "excluded"
+    # (never sent); who set it and when, kept so the viewer can say so.
+    mark: Mapped[str | None] = mapped_column(String(8))
+    marked_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    marked_by_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    marked_at: Mapped[datetime | None]
 
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
 
@@ -216,3 +227,4 @@ Index("ix_conversations_user_updated", Conversation.user_id, Conversation.update
 Index("ix_conversations_tenant_updated", Conversation.tenant_id, Conversation.updated_at)
 Index("ix_audit_log_tenant_id_id", AuditEntry.tenant_id, AuditEntry.id)
 Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)
+Index("ix_turns_marked", Turn.conversation_id, Turn.mark, Turn.seq)

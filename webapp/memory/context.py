@@ -8,12 +8,15 @@ summary shares the budget: the history gets what the summary leaves, and never u
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import takewhile
 from typing import Callable, Iterator
 
 from ..extensions import db
 from ..llm.tokens import estimate_messages
 
 FULL, COMPACTED, SUMMARIZED, DROPPED = "FULL", "COMPACTED", "SUMMARIZED", "DROPPED"
+PINNED, EXCLUDED = "PINNED", "EXCLUDED"  # set from the chat on one turn (webapp/memory/pins.py)
+KEPT = (FULL, COMPACTED, PINNED)  # the fates whose turn the request sends
 SECTION_ORDER = ("system", "memory", "summary", "history")
 FOLDED = "fell out of the window; folded into the summary"
 
@@ -37,6 +40,8 @@ class Policy:
     max_age_days: float = 7.0
     candidate_pool: int = 50  # importance: how many of the newest turns are scored
     reserved: int = 0  # taken out of the budget by the rolling summary, set by assemble
+    pinned: int = 0  # taken out of what is left by pinned turns, set by plan_history
+    summarize_through: int = -1  # "Summarize up to here": the history starts after this seq
     now: datetime | None = None  # what ages are measured from; None: the current time
 
     @classmethod
@@ -44,7 +49,8 @@ class Policy:
         """Conversation settings over config defaults, with what-if overrides on top."""
         settings = dict(conversation.settings or {})
         shop = tenant_settings(conversation)  # the tenant's defaults sit between the two
-        values = {"strategy": conversation.strategy or "compact"}
+        values = {"strategy": conversation.strategy or "compact",
+                  "summarize_through": settings.get("summarize_through", -1)}
         for name, key in POLICY_SETTINGS.items():
             values[name] = settings.get(name, shop.get(name, config[key]))
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -52,8 +58,9 @@ class Policy:
 
     @property
     def history_budget(self) -> int:
-        """The budget less the summary's share; the history never gets under half of it."""
-        return max(self.budget - self.reserved, self.budget // 2)
+        """The budget less the summary's share (the history never gets under half of it), less
+        what pinned turns take."""
+        return max(max(self.budget - self.reserved, self.budget // 2) - self.pinned, 0)
 
 
 @dataclass
@@ -61,8 +68,9 @@ class TurnFate:
     seq: int
     fate: str
     reason: str
-    messages: list = field(default_factory=list)  # as sent; empty unless FULL or COMPACTED
+    messages: list = field(default_factory=list)  # as sent; empty unless one of KEPT
     tokens: int = 0  # as sent, calibrated
+    form: str = ""  # of a PINNED turn: "full" or "compact" (the other fates say it themselves)
 
 
 @dataclass
@@ -79,9 +87,18 @@ class HistoryPlan:
     older: tuple[str, str] | None = None  # fate and reason of every turn older than those read
     uses_summary: bool = False  # set by mark_summarized: unkept turns are summarized or pending
     summarized_through: int = -1  # the last seq the summary covers
+    # Pinned and left-out turns at any age, by seq: the strategy never saw them (pins.py).
+    marks: dict[int, TurnFate] = field(default_factory=dict)
+    pins_over_budget: bool = False  # pins alone did not fit: only the newest that fit are sent
+
+    def window(self) -> list[TurnFate]:
+        """What the strategy kept, without the pins."""
+        return [f for f in self.fates if f.fate in KEPT]
 
     def kept(self) -> list[TurnFate]:
-        return [f for f in self.fates if f.fate in (FULL, COMPACTED)]
+        """Every turn the request sends, pins included, oldest first."""
+        pins = [m for m in self.marks.values() if m.fate == PINNED and m.messages]
+        return sorted(self.window() + pins, key=lambda f: f.seq) if pins else self.window()
 
     def mark_summarized(self, through_seq: int) -> None:
         """Turns the summary covers and the history does not keep become SUMMARIZED."""
@@ -89,6 +106,10 @@ class HistoryPlan:
         for f in self.fates:
             if f.fate == DROPPED:
                 f.fate, f.reason = self.summary_fate(f.seq, f.reason)
+        for f in self.marks.values():
+            if f.fate == EXCLUDED and f.seq <= through_seq:
+                f.reason += (" (if it was folded into the summary before it was left out, the "
+                             "summary may still mention it: edit the summary to take it out)")
 
     def summary_fate(self, seq: int, reason: str) -> tuple[str, str]:
         if seq <= self.summarized_through:
@@ -121,6 +142,9 @@ class ContextPlan:
         return next((s for s in self.sections if s.name == name), None)
 
     def fate_of(self, seq: int) -> tuple[str, str]:
+        if seq in self.history.marks:
+            mark = self.history.marks[seq]
+            return mark.fate, mark.reason
         for f in self.history.fates:
             if f.seq == seq:
                 return f.fate, f.reason
@@ -170,17 +194,33 @@ SECTION_SOURCES: list[Callable] = []
 RESERVATIONS: list[Callable] = []
 
 
-def plan_history(turns: Iterator, policy: Policy, ratio: float = 1.0) -> HistoryPlan:
+def plan_history(turns: Iterator, policy: Policy, ratio: float = 1.0, marks=None) -> HistoryPlan:
+    """The strategy's plan; with `marks` (pins.py), pinned turns take their share of the budget
+    first and the strategy plans the rest without seeing any marked turn."""
     strategy = STRATEGIES.get(policy.strategy)
     if strategy is None:
         raise ValueError(f"unknown strategy {policy.strategy!r}; choose from {', '.join(STRATEGIES)}")
-    return strategy(turns, policy, ratio)
+    floor = policy.summarize_through if policy.strategy in SUMMARY_STRATEGIES else -1
+    if floor >= 0:  # somebody asked for everything up to `floor` to be summarized
+        turns = takewhile(lambda t: t.seq > floor, turns)
+    if not marks:
+        plan = strategy(turns, policy, ratio)
+    else:
+        from .pins import place_pins
+        placed, used, over = place_pins(marks, policy, ratio)
+        plan = strategy((t for t in turns if t.seq not in marks.seqs),
+                        replace(policy, pinned=used), ratio)
+        plan.marks, plan.pins_over_budget = placed, over
+    if floor >= 0 and plan.older is None:
+        plan.older = (DROPPED, f"summarized on request (Summarize up to turn {floor + 1})")
+    return plan
 
 
 def assemble(conversation, config, policy: Policy | None = None,
              before_seq: int | None = None) -> ContextPlan:
     """Everything the next request sends before the new question, section by section."""
     from ..agent.prompts import system_prompt
+    from .pins import marks_of
     from .tail import newest_first, rows_for
 
     db.session.flush()  # sections read through the connection: let them see pending changes
@@ -191,7 +231,9 @@ def assemble(conversation, config, policy: Policy | None = None,
         policy = replace(policy, reserved=sum(r(conversation, policy, ratio) for r in RESERVATIONS))
         rows = rows_for(conversation, policy.history_budget, ratio, policy.recent_turns)
         rows = READS.get(policy.strategy, lambda p, n: n)(policy, rows)
-        history = plan_history(newest_first(conversation.id, before_seq, rows), policy, ratio)
+        marks = marks_of(conversation, before_seq)
+        history = plan_history(newest_first(conversation.id, before_seq, rows), policy, ratio,
+                               marks)
         system = [{"role": "system", "content": system_prompt(conversation)}]
         sections = [Section("system", system, sized(system, ratio))]
         for source in SECTION_SOURCES:

@@ -53,13 +53,15 @@ class ManifestRecorder:
         for section in plan.sections:
             if section.name == "history":
                 self.sections.append({"name": "history", "tokens": section.tokens, "turns": [
-                    [f.seq, FORMS[f.fate], messages_hash(f.messages)]
+                    [f.seq, FORMS.get(f.fate) or f.form, messages_hash(f.messages)]
                     for f in plan.history.kept()]})
             else:
                 self.sections.append(section_entry(section, self.texts))
         fates = plan.history.fates
         self.fates = [[f.seq, f.fate, f.reason] for f in fates]
         self.older = list(plan.history.fate_of_older(fates[0].seq - 1)) if fates and fates[0].seq else None
+        # Pinned and left-out turns, at any age: what the chat's notes compare turn to turn.
+        self.marks = [[f.seq, f.fate, f.reason] for _, f in sorted(plan.history.marks.items())]
 
     def call(self, turn_messages: list[dict]) -> None:
         """A model call is about to receive the plan's messages plus these of the turn itself."""
@@ -87,7 +89,7 @@ class ManifestRecorder:
         return {"version": VERSION, "ratio": self.plan.ratio, "strategy": self.plan.policy.strategy,
                 "budget": self.plan.policy.budget, "history_budget": self.plan.policy.history_budget,
                 "sections": self.sections, "fates": self.fates, "older": self.older,
-                "calls": self.calls}
+                **({"marks": self.marks} if self.marks else {}), "calls": self.calls}
 
     def store_texts(self) -> None:
         """Keep each text once per conversation (a second worker storing the same is harmless)."""

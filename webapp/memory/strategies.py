@@ -16,8 +16,11 @@ from .context import COMPACTED, DROPPED, FULL, HistoryPlan, Policy, TurnFate, re
 def over_budget(policy: Policy) -> str:
     if policy.history_budget == policy.budget:
         return f"over the {policy.budget:,}-token budget"
+    less = [f"{share:,} for {what}" for share, what in (
+        (policy.budget - policy.history_budget - policy.pinned, "the summary"),
+        (policy.pinned, "pinned turns")) if share > 0]
     return (f"over the {policy.history_budget:,}-token budget "
-            f"({policy.budget:,} less {policy.budget - policy.history_budget:,} for the summary)")
+            f"({policy.budget:,} less {' and '.join(less)})")
 
 
 def kept_fate(turn, fate: str, reason: str, ratio: float) -> TurnFate:

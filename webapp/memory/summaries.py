@@ -5,7 +5,7 @@ import logging
 from datetime import datetime
 
 from flask import current_app
-from sqlalchemy import ForeignKey, JSON, String, Text, bindparam, select
+from sqlalchemy import ForeignKey, JSON, String, Text, bindparam, or_, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ..extensions import db
@@ -13,6 +13,7 @@ from ..models import Turn, utcnow
 from . import offline_summary, summarizer  # noqa: F401  offline_summary registers itself
 from .context import (RESERVATIONS, SECTION_SOURCES, SUMMARY_STRATEGIES, Policy, Section,
                       looked_up, plan_history, sized, tenant_settings)
+from .pins import marks_of
 from .tail import newest_first, rows_for
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,12 @@ class ConversationSummary(db.Model):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
     # Why the last fold was refused by summarizer.check (the summary before it was kept); None: fine
     problem: Mapped[str | None] = mapped_column(String(300), default=None)
+    # A hand edit (summary_edits.py): kept, and the next fold continues from it.
+    edited_at: Mapped[datetime | None]
+    edited_by_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    # The last fold that failed (the text above stayed as it was); cleared by the next success.
+    failed_at: Mapped[datetime | None]
+    failure: Mapped[str] = mapped_column(String(300), default="", server_default="")
 
 
 def style_of(conversation, config=None) -> str:
@@ -82,8 +89,8 @@ def summary_reservation(conversation, policy, ratio: float) -> int:
 def summary_section(conversation, policy, history) -> Section | None:
     """The summary, when the history no longer holds every turn it covers."""
     found = usable(conversation, policy)
-    kept = history.kept()
-    if found is None or not kept or kept[0].seq == 0:
+    kept = history.window()  # pins alone never make the summary unneeded
+    if found is None or (kept and kept[0].seq == 0):  # none kept: all summarized on request
         return None
     summary, messages, tokens = found
     return Section("summary", messages, tokens,
@@ -105,15 +112,18 @@ def left_out_through(conversation, config, reserve: int | None = None) -> int:
                            else round(reserve * ratio))
     db.session.flush()
     rows = rows_for(conversation, policy.history_budget, ratio, policy.recent_turns)
-    kept = plan_history(newest_first(conversation.id, rows=rows), policy, ratio).kept()
-    return min(f.seq for f in kept) - 1 if kept else -1
+    kept = plan_history(newest_first(conversation.id, rows=rows), policy, ratio,
+                        marks_of(conversation)).window()
+    # nothing kept: no turn yet, or "Summarize up to here" on the newest one
+    return min(f.seq for f in kept) - 1 if kept else policy.summarize_through
 
 
 def turns_to_fold(conversation_id: str, after_seq: int, through_seq: int | None,
                   limit: int) -> list[Turn]:
     """Finished turns after `after_seq` (up to `through_seq`), oldest first, at most `limit`."""
     query = select(Turn).where(Turn.conversation_id == conversation_id, Turn.seq > after_seq,
-                               Turn.outcome != "pending")
+                               Turn.outcome != "pending",  # a left-out turn is never sent
+                               or_(Turn.mark.is_(None), Turn.mark != "excluded"))
     if through_seq is not None:
         query = query.where(Turn.seq <= through_seq)
     return list(db.session.scalars(query.order_by(Turn.seq).limit(limit)))
@@ -160,5 +170,6 @@ def refresh_summary(conversation, provider, style: str | None = None,
                 return summary, True
             summary.problem = None
         summary.through_seq = turns[-1].seq if turns else ahead
+        summary.failed_at, summary.failure = None, ""  # this fold worked
         db.session.commit()
     return summary, left_out_through(conversation, config) <= summary.through_seq

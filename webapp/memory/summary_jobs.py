@@ -12,7 +12,7 @@ from ..extensions import db
 from ..jobs import enqueue, job
 from ..llm import get_provider
 from ..locks import LockBusy, named_lock
-from ..models import Conversation
+from ..models import Conversation, utcnow
 from .context import SUMMARY_STRATEGIES
 from .summaries import needs_refresh, refresh_summary
 
@@ -31,11 +31,33 @@ def fold_summary(conversation_id: str) -> None:
     except LockBusy:
         log.info("summary of %s is being folded by another worker", conversation_id)
         return
-    except Exception:
+    except Exception as error:
         db.session.rollback()  # leave the session usable for whoever shares it; Huey retries
+        note_failure(conversation_id, error)
         raise
     if not caught_up:
         enqueue(fold_summary, conversation_id)
+
+
+RETRY_DELAY = 10  # seconds: job()'s default, which fold_summary uses
+
+
+def note_failure(conversation_id: str, error: Exception) -> None:
+    """Say on the summary that this fold failed, and why; its text stays as it was."""
+    from .summaries import ConversationSummary, style_of
+    try:
+        conversation = db.session.get(Conversation, conversation_id)
+        if conversation is None:
+            return
+        summary = db.session.get(ConversationSummary, (conversation_id, style_of(conversation)))
+        if summary is None:  # nothing folded yet: nothing that could look out of date
+            return
+        summary.failed_at = utcnow()
+        summary.failure = (str(error) or type(error).__name__)[:300]
+        db.session.commit()
+    except Exception:  # noting must never hide the fold's own error
+        db.session.rollback()
+        log.exception("could not note the failed fold of %s", conversation_id)
 
 
 def queue_summary(turn, plan) -> None:

@@ -46,11 +46,13 @@ def decoded(value):
 
 
 # Built once: the shape never changes, so SQLAlchemy's compiled cache always hits.
-TAIL = (select(Turn.id, Turn.seq, Turn.question, Turn.full_tokens, Turn.compact_tokens,
-               Turn.created_at, Turn.tool_calls, type_coerce(Turn.messages, String),
-               type_coerce(Turn.compact, String))
-        .where(Turn.conversation_id == bindparam("conversation_id"),
-               Turn.outcome != "pending", Turn.seq < bindparam("before_seq"))
+COLUMNS = (Turn.id, Turn.seq, Turn.question, Turn.full_tokens, Turn.compact_tokens,
+           Turn.created_at, Turn.tool_calls, type_coerce(Turn.messages, String),
+           type_coerce(Turn.compact, String))
+FINISHED_BEFORE = (Turn.conversation_id == bindparam("conversation_id"),
+                   Turn.outcome != "pending", Turn.seq < bindparam("before_seq"))
+# Pinned and left-out turns are not the strategy's to plan: pins.py reads them on their own.
+TAIL = (select(*COLUMNS).where(*FINISHED_BEFORE, Turn.mark.is_(None))
         .order_by(Turn.seq.desc()).limit(bindparam("rows")))
 
 

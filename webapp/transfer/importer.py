@@ -15,8 +15,9 @@ from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
 from ..memory.manifest import store_texts, text_hash
+from ..memory.summaries import ConversationSummary
 from ..models import Conversation, Turn, User, utcnow
-from .export import VERSION
+from .export import READS
 from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord, bounded_text,
                      to_utc)
 
@@ -220,8 +221,9 @@ def check_transcript(messages: list[tuple[str, dict]], label: str = "", title=No
 
 def check_nimbus(data: dict) -> Checked:
     """Validate a Nimbus export (webapp/transfer/export.py writes it)."""
-    if data.get("version") != VERSION:
-        raise InvalidImport(f"unsupported version {data.get('version')!r} (expected {VERSION})")
+    if data.get("version") not in READS:
+        raise InvalidImport(f"unsupported version {data.get('version')!r} (expected one of "
+                            f"{', '.join(map(str, READS))})")
     try:
         meta = ConversationExport.model_validate(data)
     except ValidationError as error:
@@ -280,7 +282,10 @@ def write(checked: Checked, user: User) -> Conversation:
             outcome=one.outcome, trace=record.get("trace") or [],
             prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
             context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
-            manifest=record.get("manifest"), created_at=one.created_at or now, heartbeat_at=now))
+            manifest=record.get("manifest"), created_at=one.created_at or now, heartbeat_at=now,
+            mark=one.mark, marked_by_name=one.marked_by_name if one.mark else "",
+            marked_at=one.marked_at if one.mark else None))
+    conversation.has_marks = any(one.mark for one in turns)
     conversation.turn_count = len(turns)
     conversation.history_tokens = sum(t["full_tokens"] for t in rows)
     created = checked.created_at or turns[0].created_at
@@ -294,4 +299,10 @@ def write(checked: Checked, user: User) -> Conversation:
     texts = meta.request_texts if meta else {}
     # Only a text that matches its hash, so an import cannot make a turn claim it was sent.
     store_texts(conversation.id, {h: t for h, t in texts.items() if text_hash(t) == h})
+    for record in (meta.summaries if meta else []):
+        if record.through_seq < len(turns):  # a summary never covers turns the file lacks
+            db.session.add(ConversationSummary(
+                conversation_id=conversation.id, style=record.style, text=record.text,
+                through_seq=record.through_seq, topics=record.topics,
+                edited_by_name=record.edited_by_name, edited_at=record.edited_at))
     return conversation

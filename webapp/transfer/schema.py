@@ -152,6 +152,7 @@ class Manifest(Strict):
     sections: list[SentSection]
     fates: list[Row(Count, Text, Text)] = []
     older: Row(Text, Text) | None = None
+    marks: list[Row(Count, Text, Text)] = []  # pinned and left-out turns
     calls: list[SentCall] = []
 
 
@@ -165,6 +166,9 @@ class TurnRecord(Strict):
     context_tokens: Count = 0
     resend_tokens: Count = 0
     manifest: Manifest | None = None  # what the turn's model calls received
+    mark: Literal["pinned", "excluded"] | None = None  # version 2: Keep in context / Leave out
+    marked_by_name: Annotated[str, Field(max_length=200)] = ""
+    marked_at: Timestamp | None = None
 
     @field_validator("outcome", mode="before")
     @classmethod
@@ -208,6 +212,7 @@ class Settings(Strict):
     max_age_days: Annotated[float, Field(gt=0, le=36_500)] | None = None
     candidate_pool: Annotated[int, Field(ge=1, le=100_000)] | None = None
     summary_style: str | None = None
+    summarize_through: Annotated[int, Field(ge=-1, le=INT32)] | None = None  # Summarize up to here
 
     @field_validator("summary_style")
     @classmethod
@@ -217,9 +222,25 @@ class Settings(Strict):
         return value
 
 
+class SummaryRecord(Strict):
+    style: str
+    text: Annotated[str, Field(max_length=100_000)]
+    through_seq: Annotated[int, Field(ge=-1, le=INT32)]
+    topics: list[Annotated[str, Field(max_length=200)]] = []
+    edited_by_name: Annotated[str, Field(max_length=200)] = ""
+    edited_at: Timestamp | None = None
+
+    @field_validator("style")
+    @classmethod
+    def known_style(cls, value):
+        if value not in STYLES:
+            raise ValueError(f"unknown summary style {value!r}; choose from {', '.join(STYLES)}")
+        return value
+
+
 class ConversationExport(Strict):
     format: Literal["nimbus.conversation"]
-    version: Literal[1]
+    version: Literal[1, 2]
     id: str | None = None  # an import always gets a new id
     title: str | None = None
     strategy: str = "compact"
@@ -228,6 +249,7 @@ class ConversationExport(Strict):
     instructions: Content | None = None  # the system message it was imported with
     turns: Annotated[list[TurnRecord], Field(min_length=1, max_length=100_000)]
     request_texts: dict[str, str] = {}  # the manifests' texts by hash
+    summaries: list[SummaryRecord] = []  # version 2: the rolling summaries, hand edits marked
 
     @field_validator("strategy")
     @classmethod

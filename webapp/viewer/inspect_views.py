@@ -89,7 +89,7 @@ def download(conversation_id):
     if error:
         return jsonify({"error": error}), 400
     static = Path(current_app.static_folder) / "css"
-    css = "\n".join((static / name).read_text() for name in ("base.css", "viewer.css"))
+    css = "\n".join((static / name).read_text() for name in ("base.css", "viewer.css", "context.css"))
     html, _ = render_viewer(report, static_report=True)
     html = html.replace("/*INLINE-CSS*/", css)
     name = f"nimbus-viewer-{conversation.id[:8]}.html"

@@ -51,3 +51,10 @@ def finished_before(conversation_id: str, seq: int, through: int) -> tuple[int, 
         .where(Turn.conversation_id == conversation_id, Turn.outcome == "pending",
                Turn.seq < seq)).one()
     return seq - pending, covered - int(pending_covered or 0)
+
+
+def newest_finished(conversation_id: str) -> int:
+    """The seq of the newest finished turn; -1 for none."""
+    newest = db.session.scalar(select(func.max(Turn.seq)).where(
+        Turn.conversation_id == conversation_id, Turn.outcome != "pending"))
+    return -1 if newest is None else newest

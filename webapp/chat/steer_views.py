@@ -1,0 +1,49 @@
+"""Steering the context from a turn: pin it (always sent) or leave it out (never sent), and undo.
+
+The owner may, and an admin of the shop (audited); the chat swaps the turn's controls in place,
+the viewer's plain form comes back to the viewer at that turn.
+"""
+from flask import abort, g, redirect, render_template, request, url_for
+
+from .. import policy
+from ..extensions import db, htmx
+from ..memory.pins import MarkError, set_mark
+from ..staff.audit import record
+from .views import SEQ_MAX, bp, get_turn_or_404, refusal
+
+ACTIONS = {"pinned": "pinned turn", "excluded": "left out turn", None: "cleared turn mark"}
+
+
+@bp.post("/c/<conversation_id>/turns/<int:seq>/mark")
+def mark_turn(conversation_id, seq):
+    """Pin a turn, leave it out of the context, or clear either (mark=none)."""
+    conversation = policy.get_conversation_or_404(conversation_id, policy.APPLY)
+    if seq > SEQ_MAX:
+        abort(404)
+    turn = get_turn_or_404(conversation, seq)
+    mark = request.form.get("mark", "")
+    mark = None if mark in ("", "none") else mark
+    try:
+        set_mark(turn, mark, g.user)
+    except MarkError as problem:
+        return refusal(str(problem), 422)
+    if conversation.user_id != g.user.id:
+        record(g.user, ACTIONS[mark], conversation=conversation, detail=f"turn {seq + 1}",
+               commit=False)
+    db.session.commit()
+    if htmx:
+        return render_template("chat/_turn_steer.html", turn=turn)
+    back = request.form.get("next", "")
+    if not back.startswith("/") or back.startswith("//"):
+        back = url_for("viewer.show", conversation_id=conversation.id)
+    return redirect(f"{back}#turn-{seq + 1}", 303)
+
+
+@bp.post("/account/trim-notes")
+def set_trim_notes():
+    """Show or hide the chat's notes where older turns leave the request (show=1 or 0)."""
+    g.user.trim_notes = request.form.get("show") == "1"
+    db.session.commit()
+    if htmx:
+        return "", 200, {"HX-Refresh": "true"}
+    return redirect(url_for("account.show_account") + "#context-settings", 303)
