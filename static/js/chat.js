@@ -118,28 +118,6 @@
   });
   document.addEventListener("htmx:sseMessage", function () { keepNewestInView(false); });
 
-  // A reconnect (network blip) replays the reply from its start: clear what the first try showed.
-  document.addEventListener("htmx:sseOpen", function (event) {
-    var bubble = event.detail.elt;
-    if (bubble.dataset.opened) {
-      bubble.querySelectorAll(".streamed-text, .tool-step-list--live").forEach(function (e) { e.replaceChildren(); });
-    }
-    bubble.dataset.opened = "1";
-  });
-  // The server refused the stream (say, the conversation was deleted): say so instead of retrying.
-  document.addEventListener("htmx:sseError", function (event) {
-    var bubble = event.detail.elt, source = event.detail.source;
-    if (!source || source.readyState !== EventSource.CLOSED) return;  // the browser is reconnecting
-    var note = document.createElement("article");
-    note.className = "message message--assistant";
-    note.id = bubble.id;
-    note.innerHTML = '<div class="avatar" aria-hidden="true">N</div>' +
-      '<div class="message-body"><p class="error-message"></p></div>';
-    note.querySelector("p").textContent =
-      "This reply can't be shown. Reload the page to see the conversation as saved.";
-    bubble.replaceWith(note);  // detached, the sse extension closes the stream instead of retrying
-  });
-
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr.status;
     showError(status === 404 ? "That conversation no longer exists. Reload the page."
