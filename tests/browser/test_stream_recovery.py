@@ -53,7 +53,7 @@ def start_gunicorn(env, folder):
     with open(folder / "gunicorn.log", "w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--worker-class", "gevent", "--workers", "2",
-             "--bind", f"127.0.0.1:{port}", "--timeout", "120", "wsgi:app"],
+             "--bind", f"127.0.0.1:{port}", "--timeout", "120", "--graceful-timeout", "5", "wsgi:app"],
             cwd=live_app.ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     live_app.wait_for_port(port)
     return process, port
@@ -70,6 +70,7 @@ def stored_answer(database_url: str) -> tuple[str, str]:
         return connection.execute(query).fetchone()
 
 
+@pytest.mark.timeout(300)  # two gunicorn boots and a lease running out, on a loaded box
 @pytest.mark.parametrize("words_before_crash, width", [(1, 390), (6, 1280)],
                          ids=["before-the-first-heartbeat", "mid-reply"])
 def test_a_crashed_server_is_said_and_the_stored_words_come_back(

@@ -85,7 +85,8 @@ def compare(conversation_id):
 def download(conversation_id):
     """The current view (what-if included) as one HTML file: inline CSS and SVG, no scripts."""
     conversation = get_conversation_or_404(conversation_id)
-    report, error = report_for(conversation, request.args, request.args.get("before", type=int))
+    # Every turn: the file's strip links each one, and has no other page to send a reader to.
+    report, error = report_for(conversation, request.args, size=max(1, conversation.turn_count))
     if error:
         return jsonify({"error": error}), 400
     static = Path(current_app.static_folder) / "css"
