@@ -32,11 +32,11 @@
     if (region) region.textContent = text;
   }
 
-  // The newest turn number this tab shows: the server adds what another tab sent after it.
+  // The newest turn this tab shows (ids carry turn numbers, from 1; the server counts from 0).
   function lastSeq() {
     var questions = document.querySelectorAll("#messages .message--user");
     var last = questions[questions.length - 1];
-    return last ? parseInt(last.id.split("-")[1], 10) : -1;
+    return last ? parseInt(last.id.split("-")[1], 10) - 1 : -1;
   }
 
   // Follow the reply as it streams, unless the reader scrolled up to read something else.

@@ -83,7 +83,7 @@ def test_a_crashed_server_is_said_and_the_stored_words_come_back(
         page.goto("/", timeout=90_000)  # a loaded CI box takes a while to warm a fresh worker
         page.get_by_label("Message Nimbus").fill(QUESTION)
         page.get_by_label("Message Nimbus").press("Enter")
-        streamed = page.locator("#turn-0-answer.is-streaming .streamed-text")
+        streamed = page.locator("#turn-1-answer.is-streaming .streamed-text")
         expect(streamed).to_have_text(re.compile(r"^(\S+\s+){%d}" % (words_before_crash - 1)
                                                  + r"\S+"), timeout=20_000)
         for pid in live_app.worker_pids(app.pid):
@@ -91,12 +91,12 @@ def test_a_crashed_server_is_said_and_the_stored_words_come_back(
         killed = time.monotonic()
         shown = streamed.inner_text()
 
-        expect(page.locator("#turn-0-answer .stream-notice")).to_have_text(
+        expect(page.locator("#turn-1-answer .stream-notice")).to_have_text(
             "Connection lost — reconnecting…", timeout=5_000)
         assert time.monotonic() - killed < 5
         assert streamed.inner_text().startswith(shown)  # the words stay while it waits
 
-        answer = page.locator("#turn-0-answer:not(.is-streaming) .markdown")
+        answer = page.locator("#turn-1-answer:not(.is-streaming) .markdown")
         expect(answer).to_be_visible(timeout=90_000)
         outcome, stored = stored_answer(database_url)
         assert outcome == "interrupted"
@@ -105,9 +105,9 @@ def test_a_crashed_server_is_said_and_the_stored_words_come_back(
         # The words checkpointed before the crash (the first one always, the rest at each
         # heartbeat) are what the page shows now: none is lost, none is made up.
         assert kept and kept == shown.split()[:len(kept)]
-        expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+        expect(page.locator("#turn-1-answer .tag")).to_have_text("Stopped")
 
         page.reload()  # the page as stored reads the same
-        expect(page.locator("#turn-0-answer .markdown")).to_have_text(stored.strip())
+        expect(page.locator("#turn-1-answer .markdown")).to_have_text(stored.strip())
     finally:
         context.close()

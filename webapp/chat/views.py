@@ -48,9 +48,11 @@ def show_page():
 
 @bp.get("/c/<conversation_id>")
 def show_conversation(conversation_id):
-    """Show a conversation's newest turns (or those from ?at=N on); older ones load on scrolling up."""
+    """Show a conversation's newest turns (or those around turn ?at=N, counted from 1, as its
+    #turn-N-question anchor is); older ones load on scrolling up."""
     conversation = get_conversation_or_404(conversation_id)
-    at = seq_arg("at", strict=False)
+    at = seq_arg("at", low=1, strict=False)
+    at = at - 1 if at is not None else None
     if htmx and not htmx.history_restore_request:
         return render_template("chat/_conversation.html", **pane(conversation, at), with_title=True)
     return render_template("chat/page.html", **pane(conversation, at), **sidebar(conversation.id))

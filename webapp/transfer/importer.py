@@ -8,6 +8,7 @@ import json
 
 from pydantic import ValidationError
 
+from ..chat.titles import short_title
 from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
@@ -171,9 +172,11 @@ def write(parsed, user: User) -> Conversation:
     """Store what `parse` checked as a new conversation of `user`, in one commit."""
     meta, turns, raw = parsed
     first_question = next((t.messages[0].content for t in turns if t.messages[0].content), "")
-    title = (meta.title if meta and meta.title else first_question) or "Imported conversation"
+    title = " ".join(meta.title.split())[:TITLE_CHARS] if meta and meta.title else ""
+    # No title of its own: the gist of the first question, as a chat started here is titled.
+    title = title or (short_title(first_question) if first_question else "Imported conversation")
     conversation = Conversation(
-        tenant_id=user.tenant_id, user_id=user.id, title=" ".join(title.split())[:TITLE_CHARS],
+        tenant_id=user.tenant_id, user_id=user.id, title=title,
         strategy=meta.strategy if meta else "compact",
         settings=meta.settings.model_dump(exclude_unset=True) if meta else {})
     for seq, (checked, record) in enumerate(zip(turns, raw)):
