@@ -37,7 +37,16 @@ def get_turn_or_404(conversation, seq: int):
 @bp.app_context_processor
 def chat_context():
     return {"offline_model": lambda: is_offline(current_app),
-            "tool_steps": steps_of, "suggestions": SUGGESTIONS}
+            "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name}
+
+
+def assistant_name() -> str:
+    """The name the visitor's shop gave its assistant (the persona), as the model is told it."""
+    if "assistant_name" not in g:  # once per request: a stream renders its end without a session
+        user = g.get("user")
+        settings = (user.tenant.settings if user is not None and user.tenant is not None else None) or {}
+        g.assistant_name = settings.get("assistant_name") or "Nimbus"
+    return g.assistant_name
 
 
 @bp.get("/")
@@ -114,6 +123,7 @@ def stream_reply(conversation_id, seq):
     conversation = get_conversation_or_404(conversation_id)
     turn = get_turn_or_404(conversation, seq)
     run = turn_runs.run_for(turn, provider_for(current_app)) if turn.outcome == "pending" else None
+    assistant_name()  # read now: the stream's last event is rendered after its session ended
     return Response(stream_with_context(reply_events(conversation, turn, run)),
                     mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
