@@ -4,6 +4,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_chat_page import send
+from webapp.extensions import db
+from webapp.models import Conversation
 from tests.browser.test_staff_pages import accounts, customer_conversation, sign_in
 
 SIZES = [(1280, 800), (390, 844)]
@@ -52,3 +54,25 @@ def test_a_phone_s_icon_buttons_are_44_px_touch_targets(new_page):
                    page.locator(".menu-button")]:
         size = button.bounding_box()
         assert size["width"] >= 44 and size["height"] >= 44
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+def test_search_hits_keep_to_the_sidebar_and_show_customers_no_scores(new_page, live_app, size):
+    page = new_page(*size)
+    page.goto("/")
+    send(page, "Where is my order #1041?", 0)
+    with live_app.app_context():  # an imported conversation's own, long title
+        conversation = db.session.get(Conversation, page.url.rsplit("/", 1)[1])
+        conversation.title = "A present for my grandmother's birthday party, sent in March " * 2
+        db.session.commit()
+        db.session.remove()
+    if size[0] < 800:
+        page.locator(".menu-button").click()
+    page.get_by_label("Search your conversations").fill("1041")
+    hit = page.locator(".history-hits a").first
+    expect(hit).to_contain_text("Where is my order #1041?")
+    title = hit.locator(".hit-title")
+    assert title.evaluate("e => e.scrollWidth > e.clientWidth")  # cut with an ellipsis
+    sidebar = page.locator("#sidebar").bounding_box()
+    assert title.bounding_box()["x"] + title.bounding_box()["width"] <= sidebar["x"] + sidebar["width"]
+    expect(hit.locator(".hit-why")).to_have_count(0)
