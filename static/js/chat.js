@@ -123,8 +123,10 @@
     showError(status === 404 ? "That conversation no longer exists. Reload the page."
                              : "Something went wrong (" + status + "). Please try again.");
   });
-  document.addEventListener("htmx:sendError", function () {
-    showError("Nimbus can't be reached. Check your connection and try again: your message is still in the box.");
+  document.addEventListener("htmx:sendError", function (event) {
+    var fromComposer = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("#composer");
+    showError("Nimbus can't be reached. Check your connection and try again" +
+              (fromComposer ? ": your message is still in the box." : "."));
   });
 
   // Copy an answer; edit a question (it goes back into the box, to be sent as a new message).
