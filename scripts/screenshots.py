@@ -26,7 +26,7 @@ SEED = ["Can I get a refund for order #1043?", "OK. What about my other order, 1
 def send(page, message, seq):
     page.get_by_label("Message Nimbus").fill(message)
     page.get_by_label("Message Nimbus").press("Enter")
-    expect(page.locator(f"#turn-{seq}-answer:not(.is-streaming)")).to_be_visible()
+    expect(page.locator(f"#turn-{seq + 1}-answer:not(.is-streaming)")).to_be_visible()
 
 
 def main() -> None:

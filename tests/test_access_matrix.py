@@ -87,7 +87,7 @@ def world(tmp_path, migrated_database):
         clients["guest"] = app.test_client()
         clients["guest"].get("/")
         from webapp.staff.shares import serializer
-        values = {"conversation_id": conversation.id, "seq": 0, "link_id": link.id,
+        values = {"conversation_id": conversation.id, "seq": 0, "number": 1, "link_id": link.id,
                   "token": serializer().dumps([link.id, link.key]), "filename": "css/base.css"}
         yield app, clients, values, {"memories": memory.id, "tenant": shared.id}
         wait_for_replies(app)

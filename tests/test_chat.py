@@ -127,7 +127,7 @@ def test_someone_elses_conversation_is_404(guest, sam, method, path):
     response = getattr(guest, method)(path.format(id=conversation.id),
                                       data={"message": "hi"}, headers={"HX-Prompt": "mine"})
     assert response.status_code == 404
-    assert db.session.get(Conversation, conversation.id).title == "Where is my order #1042?"
+    assert db.session.get(Conversation, conversation.id).title == "Where is my order #1042"
     assert count(Turn) == 1
 
 

@@ -24,7 +24,8 @@ def long_chat(app, guest):
 
 
 def shown(html: str) -> list[int]:
-    return [int(n) for n in re.findall(r'id="turn-(\d+)-question"', html)]
+    """The turns a page shows, as seq (its anchors count turns from 1, as people do)."""
+    return [int(n) - 1 for n in re.findall(r'id="turn-(\d+)-question"', html)]
 
 
 def test_a_long_conversation_opens_on_its_newest_page(guest, long_chat):
@@ -41,7 +42,7 @@ def test_older_turns_load_a_page_at_a_time_until_the_first(guest, long_chat):
 
 
 def test_a_deep_link_opens_the_page_around_its_turn(guest, long_chat):
-    page = guest.get(f"/c/{long_chat}?at=3").text
+    page = guest.get(f"/c/{long_chat}?at=4").text  # turn 4, the anchor #turn-4-question
     assert shown(page) == [1, 2, 3, 4, 5]
     assert "turns?before=1" in page and "turns?after=5" in page
     newer = guest.get(f"/c/{long_chat}/turns?after=5").text
@@ -55,7 +56,7 @@ def test_turn_numbers_out_of_range_are_refused_in_words(guest, long_chat, query)
     assert response.status_code == 400 and "error-message" in response.text
 
 
-@pytest.mark.parametrize("at", ["-4", "abc", str(2**64)])
+@pytest.mark.parametrize("at", ["-4", "0", "abc", str(2**64)])
 def test_a_bad_deep_link_number_opens_the_newest_page(guest, long_chat, at):
     response = guest.get(f"/c/{long_chat}?at={at}")
     assert response.status_code == 200 and shown(response.text) == [7, 8, 9, 10, 11]
@@ -76,7 +77,7 @@ def test_a_send_refused_while_another_tab_waits_shows_that_reply_and_stop(guest)
                           data={"message": "Are you there?", "last_seen": "-1"})
     assert response.status_code == 409 and "still answering" in response.text
     assert 'hx-swap-oob="beforeend:#messages"' in response.text
-    assert 'id="turn-0-question"' in response.text and "button--stop" in response.text
+    assert 'id="turn-1-question"' in response.text and "button--stop" in response.text
 
 
 def test_a_tab_that_missed_turns_reloads_the_conversation_when_it_sends(app, guest, long_chat):
@@ -125,7 +126,7 @@ def test_search_results_show_a_snippet_with_the_match_marked_and_link_to_the_tur
     _, conversation, _ = ask(guest_user(guest), "Where is my order #1041?")
     results = guest.get("/search?q=rain+jacket", headers={"HX-Request": "true"}).text
     assert "<mark>Rain</mark> <mark>jacket</mark>" in results
-    assert f'href="/c/{conversation.id}?at=0#turn-0-question"' in results
+    assert f'href="/c/{conversation.id}?at=1#turn-1-question"' in results
 
 
 def test_a_snippet_escapes_what_it_shows():

@@ -1,4 +1,5 @@
 """The sidebar: short titles from first messages, and conversations grouped by when they were used."""
+import re
 from datetime import datetime, timedelta
 
 import pytest
@@ -19,9 +20,23 @@ from .test_chat import start
     ("I want to cancel my order #1044 because it arrived late and broken, twice", "Cancel my order #1044 because it arrived"),
     ("Hello", "Hello"),
     ("???", "???"),
+    ("hello 0", "Hello 0"),  # what is left after the greeting says too little
+    ("I need help", "I need help"),
+    ("I want a refund", "I want a refund"),
 ])
 def test_a_first_message_becomes_a_short_title(message, title):
     assert short_title(message) == title
+
+
+def test_a_terminal_or_imported_chat_gets_a_short_title_too(app, alex, runner):
+    from webapp.transfer import import_conversation
+    long = ("Hi! I need to know how returns work, because " + "my parcel arrived late and " * 6).strip()
+    output = runner.invoke(args=["ask", long]).output
+    conversation = db.session.get(Conversation, re.search(r"[0-9a-f]{32}", output).group())
+    assert conversation.title == "How returns work, because my parcel arrived"
+    imported = import_conversation([{"role": "user", "content": long},
+                                    {"role": "assistant", "content": "Sure."}], alex)
+    assert imported.title == conversation.title
 
 
 def test_a_long_word_title_is_cut_with_an_ellipsis():

@@ -38,7 +38,7 @@ def test_a_window_conversation_says_the_next_turn_to_be_dropped(guest):
     ask(user, "What about 1042?", conversation)
     ask(user, "Thanks", conversation)
     page = guest.get(f"/c/{conversation.id}").text
-    assert 'Next to be dropped as the conversation grows: <a href="#turn-1-question">turn 2</a>' in page
+    assert 'Next to be dropped as the conversation grows: <a href="#turn-2-question">turn 2</a>' in page
 
 
 def test_the_done_event_refreshes_the_gauge(guest):

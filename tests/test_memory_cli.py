@@ -97,7 +97,7 @@ def test_distil_inactive_and_search_commands(runner, app):
     assert f"{conversation}: wrote 1 memory(ies)" in swept
     assert "0 conversation(s) swept" in run(runner, "distil-inactive", "--minutes", "0")
     found = run(runner, "search", "pay card")
-    assert f"{conversation}#turn-0" in found and "pay by card" in found
+    assert f"{conversation}#turn-1" in found and "pay by card" in found
     assert "0 result(s)" in run(runner, "search", "pay card", "--user", "sam@example.com")
 
 

@@ -29,7 +29,7 @@ def test_the_panel_groups_the_visitors_memories_by_scope_with_their_source(app, 
     page = guest.get("/memories").text
     assert page.index("About you") < page.index("Guest prefers email.")
     assert page.index("Order #1042") < page.index("Order 1042 is a gift.")
-    assert f'href="/c/{conversation.id}#turn-2-question"' in page
+    assert f'href="/c/{conversation.id}#turn-3-question"' in page
     assert "Applies to: Only you" in page and "Applies to: Everyone helping with order #1042" in page
 
 
@@ -105,7 +105,7 @@ def test_the_sidebar_searches_only_the_visitors_own_turns(app, guest, alex):
     ask(alex, "My parcel should go to the neighbour.")
     assert 'id="history-query"' in guest.get("/").text
     hits = guest.get("/search?q=parcel", headers=HTMX).text
-    assert "back door" in hits and "neighbour" not in hits and "#turn-0-question" in hits
+    assert "back door" in hits and "neighbour" not in hits and "#turn-1-question" in hits
     assert "Nothing found" in guest.get("/search?q=zebra", headers=HTMX).text
     assert "Search your conversations" in guest.get("/search?q=parcel").text  # a full page
 

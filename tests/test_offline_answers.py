@@ -93,3 +93,11 @@ def test_the_command_line_prints_its_answer_without_the_demo_pace(app, runner, m
     app.config["NIMBUS_OFFLINE_WORDS_PER_SECOND"] = 5
     monkeypatch.setattr("webapp.llm.offline.time.sleep", lambda s: pytest.fail("slept"))
     assert "Hi! I'm Nimbus" in runner.invoke(args=["ask", "Hello"]).output
+
+
+def test_the_offline_model_follows_a_sign_off_and_a_tone():
+    from webapp.llm.offline import follow_instructions
+    formal = follow_instructions("Hi! I'm Pip. It's 3 days.", 'Be formal; sign off with "Kind regards, Pip".')
+    assert formal == "Good day. I am Pip. It is 3 days.\n\nKind regards, Pip"
+    assert follow_instructions("Hi! I'm Pip.", "Keep it casual.") == "Hey there! I'm Pip."
+    assert follow_instructions("Hi! I'm Pip.", "") == "Hi! I'm Pip."

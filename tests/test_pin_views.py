@@ -40,7 +40,7 @@ def test_keep_in_context_sends_a_turn_the_budget_would_drop(guest, conversation)
     assert "pinned by" in page
     user = guest_user(guest)
     ask(user, "And shipping?", conversation)
-    sent = guest.get(f"/c/{conversation.id}/viewer/turns/3/sent.json").json
+    sent = guest.get(f"/c/{conversation.id}/viewer/turns/4/sent.json").json
     history = next(s for s in sent["manifest"]["sections"] if s["name"] == "history")
     assert 0 in [seq for seq, _, _ in history["turns"]]
     assert [0, "PINNED"] == sent["manifest"]["marks"][0][:2]
@@ -53,7 +53,7 @@ def test_leave_out_keeps_a_turn_out_of_the_next_request(guest, conversation):
     page = guest.get(f"/c/{conversation.id}/viewer").text
     assert fates(page)["2"] == "EXCLUDED" and "left out by" in page
     ask(guest_user(guest), "Thanks", conversation)
-    sent = guest.get(f"/c/{conversation.id}/viewer/turns/3/sent.json").json
+    sent = guest.get(f"/c/{conversation.id}/viewer/turns/4/sent.json").json
     history = next(s for s in sent["manifest"]["sections"] if s["name"] == "history")
     assert 1 not in [seq for seq, _, _ in history["turns"]]
     contents = [m.get("content") for m in sent["calls"][0]["messages"]]

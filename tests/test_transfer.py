@@ -173,7 +173,7 @@ def test_a_transcript_that_opens_with_the_assistant_gets_an_empty_first_question
     assert first.answer == "Hi, I'm Nimbus. How can I help?" and second.question == "My parcel is late."
     assert first.created_at == datetime(2026, 3, 1, 8, 0)  # converted to UTC
     assert second.created_at == datetime(2026, 3, 1, 9, 1)
-    assert conversation.title == "My parcel is late." and conversation.created_at == first.created_at
+    assert conversation.title == "My parcel is late" and conversation.created_at == first.created_at
     assert "id" not in second.messages[0]
 
 

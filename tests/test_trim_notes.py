@@ -26,13 +26,13 @@ def conversation(guest):
 def test_the_note_appears_once_where_turns_fell_into_the_summary(guest, conversation):
     page = guest.get(f"/c/{conversation.id}").text
     assert notes(page) == [("6", "Turns 1–4 are now summarized")]
-    assert page.index('id="trim-note-5"') < page.index('id="turn-5-question"')
-    assert f'href="/c/{conversation.id}/viewer/turns/5/sent"' in page
+    assert page.index('id="trim-note-5"') < page.index('id="turn-6-question"')
+    assert f'href="/c/{conversation.id}/viewer/turns/6/sent"' in page
     assert notes(guest.get(f"/c/{conversation.id}").text) == notes(page)  # the same on reload
 
 
 def test_the_note_says_what_the_viewer_says(guest, conversation):
-    sent = guest.get(f"/c/{conversation.id}/viewer/turns/5/sent.json").json["manifest"]
+    sent = guest.get(f"/c/{conversation.id}/viewer/turns/6/sent.json").json["manifest"]
     summary = next(s for s in sent["sections"] if s["name"] == "summary")
     assert summary["through_seq"] == 3  # turns 1–4
     assert sent["older"][0] == "SUMMARIZED"
@@ -80,7 +80,7 @@ def test_a_left_out_turn_makes_no_note(guest):
 def test_the_done_event_carries_the_note(guest, conversation):
     stream = guest.get(f"/c/{conversation.id}/turns/5/stream").text
     done = dict(sse_events(stream))["done"]
-    assert 'hx-swap-oob="beforebegin:#turn-5-question"' in done
+    assert 'hx-swap-oob="beforebegin:#turn-6-question"' in done
     assert "Turns 1–4 are now summarized" in done
 
 

@@ -78,3 +78,14 @@ def test_each_turn_offers_view_as_sent(guest):
     html = guest.get(f"/c/{conversation.id}/viewer").text
     assert len(re.findall(r'hx-get="/c/\w+/viewer/turns/\d+/sent"', html)) == 3
     assert 'class="strip"' in html and 'src="/static/js/viewer.js"' in html
+
+
+def test_a_downloaded_report_holds_every_turn_its_strip_links(guest):
+    from tests.fakes.history import fill_conversation
+    conversation = refund_conversation(guest_user(guest))
+    fill_conversation(conversation, 148, start=conversation.turn_count)  # 151 turns in all
+    html = guest.get(f"/c/{conversation.id}/viewer/report.html").text
+    anchors = set(re.findall(r'id="turn-(\d+)"', html))
+    links = set(re.findall(r'href="#turn-(\d+)"', html))
+    assert len(anchors) == 151 and links <= anchors
+    assert "Question 3" in html and "Question 150" in html  # first page's and last page's

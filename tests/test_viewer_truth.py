@@ -129,16 +129,17 @@ def test_a_turns_manifest_rebuilds_what_the_provider_received_after_later_change
 def test_as_sent_routes_show_the_rebuilt_request_to_its_owner_only(app, guest, client, sam):
     from .conftest import guest_user
     _, conversation, _ = ask(guest_user(guest), "Can I get a refund for order #1043?")
-    page = guest.get(f"/c/{conversation.id}/viewer/turns/0/sent")
+    page = guest.get(f"/c/{conversation.id}/viewer/turns/1/sent")
     assert page.status_code == 200 and "Turn 1 as it was sent" in page.text
     assert "Model call 2" in page.text  # the offline model checked eligibility, then answered
-    data = guest.get(f"/c/{conversation.id}/viewer/turns/0/sent.json").json
+    data = guest.get(f"/c/{conversation.id}/viewer/turns/1/sent.json").json
     assert data["calls"][0]["messages"][-1] == {"role": "user",
                                                 "content": "Can I get a refund for order #1043?"}
-    assert guest.get(f"/c/{conversation.id}/viewer/turns/7/sent").status_code == 404
+    assert guest.get(f"/c/{conversation.id}/viewer/turns/8/sent").status_code == 404
+    assert guest.get(f"/c/{conversation.id}/viewer/turns/0/sent").status_code == 404  # from 1
     start_turn(conversation, "Are you there?")
-    pending = guest.get(f"/c/{conversation.id}/viewer/turns/1/sent.json")
+    pending = guest.get(f"/c/{conversation.id}/viewer/turns/2/sent.json")
     assert pending.status_code == 404 and pending.json["error"] == "this turn is still being answered"
     assert guest.get(f"/c/{conversation.id}/viewer/turns/{2**70}/sent").status_code == 404
     _, foreign, _ = ask(sam, "Hello")
-    assert guest.get(f"/c/{foreign.id}/viewer/turns/0/sent.json").status_code == 404
+    assert guest.get(f"/c/{foreign.id}/viewer/turns/1/sent.json").status_code == 404

@@ -3,6 +3,7 @@ from datetime import timedelta
 
 from sqlalchemy import delete, func, or_, select
 
+from .chat.titles import short_title
 from .extensions import db
 from .llm.messages import compact_turn, final_answer, user_message
 from .llm.tokens import estimate_messages
@@ -94,9 +95,8 @@ def start_turn(conversation: Conversation, question: str) -> Turn:
                 full_tokens=estimate_messages(messages), compact_tokens=estimate_messages(messages))
     conversation.turn_count = seq + 1
     conversation.updated_at = utcnow()
-    if conversation.title == "New conversation":
-        conversation.title = question if len(question) <= TITLE_CHARS else (
-            question[:TITLE_CHARS - 1].rstrip() + "…")
+    if conversation.title == "New conversation":  # the terminal's and the API's chats too
+        conversation.title = short_title(question)
     db.session.add(turn)
     db.session.commit()
     return turn

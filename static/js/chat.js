@@ -32,11 +32,11 @@
     if (region) region.textContent = text;
   }
 
-  // The newest turn number this tab shows: the server adds what another tab sent after it.
+  // The newest turn this tab shows (ids carry turn numbers, from 1; the server counts from 0).
   function lastSeq() {
     var questions = document.querySelectorAll("#messages .message--user");
     var last = questions[questions.length - 1];
-    return last ? parseInt(last.id.split("-")[1], 10) : -1;
+    return last ? parseInt(last.id.split("-")[1], 10) - 1 : -1;
   }
 
   // Follow the reply as it streams, unless the reader scrolled up to read something else.
@@ -118,35 +118,15 @@
   });
   document.addEventListener("htmx:sseMessage", function () { keepNewestInView(false); });
 
-  // A reconnect (network blip) replays the reply from its start: clear what the first try showed.
-  document.addEventListener("htmx:sseOpen", function (event) {
-    var bubble = event.detail.elt;
-    if (bubble.dataset.opened) {
-      bubble.querySelectorAll(".streamed-text, .tool-step-list--live").forEach(function (e) { e.replaceChildren(); });
-    }
-    bubble.dataset.opened = "1";
-  });
-  // The server refused the stream (say, the conversation was deleted): say so instead of retrying.
-  document.addEventListener("htmx:sseError", function (event) {
-    var bubble = event.detail.elt, source = event.detail.source;
-    if (!source || source.readyState !== EventSource.CLOSED) return;  // the browser is reconnecting
-    var note = document.createElement("article");
-    note.className = "message message--assistant";
-    note.id = bubble.id;
-    note.innerHTML = '<div class="avatar" aria-hidden="true">N</div>' +
-      '<div class="message-body"><p class="error-message"></p></div>';
-    note.querySelector("p").textContent =
-      "This reply can't be shown. Reload the page to see the conversation as saved.";
-    bubble.replaceWith(note);  // detached, the sse extension closes the stream instead of retrying
-  });
-
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr.status;
     showError(status === 404 ? "That conversation no longer exists. Reload the page."
                              : "Something went wrong (" + status + "). Please try again.");
   });
-  document.addEventListener("htmx:sendError", function () {
-    showError("Nimbus can't be reached. Check your connection and try again: your message is still in the box.");
+  document.addEventListener("htmx:sendError", function (event) {
+    var fromComposer = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("#composer");
+    showError("Nimbus can't be reached. Check your connection and try again" +
+              (fromComposer ? ": your message is still in the box." : "."));
   });
 
   // Copy an answer; edit a question (it goes back into the box, to be sent as a new message).

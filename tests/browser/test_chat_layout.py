@@ -66,9 +66,9 @@ def test_wheel_over_the_sidebar_never_moves_the_page(page):
 def test_a_deep_link_to_an_older_turn_opens_around_it_and_keeps_the_top_bar(page, live_app):
     conversation = seeded(page)
     lengthen(live_app, conversation, 60)
-    page.goto(f"/c/{conversation}#turn-5-question")
-    expect(page).to_have_url(re.compile(r"\?at=5#turn-5-question$"))
-    target = page.locator("#turn-5-question")
+    page.goto(f"/c/{conversation}#turn-6-question")
+    expect(page).to_have_url(re.compile(r"\?at=6#turn-6-question$"))
+    target = page.locator("#turn-6-question")
     expect(target).to_be_in_viewport()
     assert target.evaluate("e => e.matches(':target')")
     scroll = page_scroll(page)
@@ -83,9 +83,9 @@ def test_older_turns_load_on_scrolling_up_and_keep_the_readers_place(page, live_
     expect(page.locator(".message--user")).to_have_count(30)
     page.locator("#scroller").evaluate("s => { s.scrollTop = 0; }")
     expect(page.locator(".message--user")).to_have_count(43)
-    expect(page.locator("#turn-13-question")).to_be_in_viewport()  # the turn that was on top
+    expect(page.locator("#turn-14-question")).to_be_in_viewport()  # the turn that was on top
     page.locator("#scroller").evaluate("s => { s.scrollTop = 0; }")
-    expect(page.locator("#turn-0-question")).to_be_in_viewport()
+    expect(page.locator("#turn-1-question")).to_be_in_viewport()
     expect(page.locator(".load-more")).to_have_count(0)
 
 
@@ -119,7 +119,7 @@ def test_typed_text_survives_an_unreachable_server(page):
     expect(box).to_have_value("Where is my order #1041?")
     page.unroute("**/messages")
     box.press("Enter")
-    expect(page.locator("#turn-0-answer:not(.is-streaming)")).to_contain_text("Order #1041")
+    expect(page.locator("#turn-1-answer:not(.is-streaming)")).to_contain_text("Order #1041")
     expect(box).to_have_value("")
 
 
@@ -143,25 +143,25 @@ def test_copy_regenerate_and_edit(page):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.goto("/")
     send(page, "Where is my order #1041?", 0)
-    answer = page.locator("#turn-0-answer")
+    answer = page.locator("#turn-1-answer")
     answer.hover()
     answer.get_by_role("button", name="Copy this answer").click()
     expect(answer.get_by_role("button", name="Copied")).to_be_visible()
     assert page.evaluate("navigator.clipboard.readText()").startswith("Order #1041 (Rain jacket")
 
     answer.get_by_role("button", name="Ask again for a new answer").click()
-    expect(page.locator("#turn-1-answer:not(.is-streaming)")).to_contain_text("Order #1041")
+    expect(page.locator("#turn-2-answer:not(.is-streaming)")).to_contain_text("Order #1041")
     expect(page.locator(".message--user .message-text")).to_have_text(["Where is my order #1041?"] * 2)
     expect(answer.get_by_role("button", name="Ask again for a new answer")).to_be_hidden()
 
-    page.locator("#turn-0-question").hover()
-    page.locator("#turn-0-question").get_by_role("button", name="Edit this question").click()
+    page.locator("#turn-1-question").hover()
+    page.locator("#turn-1-question").get_by_role("button", name="Edit this question").click()
     box = page.get_by_label("Message Nimbus")
     expect(box).to_have_value("Where is my order #1041?")
     expect(box).to_be_focused()
     box.fill("Where is my order #1042?")
     box.press("Enter")
-    expect(page.locator("#turn-2-answer:not(.is-streaming)")).to_contain_text("Order #1042")
+    expect(page.locator("#turn-3-answer:not(.is-streaming)")).to_contain_text("Order #1042")
     expect(page.locator(".message--user")).to_have_count(3)  # the old turns are kept
 
 
@@ -174,16 +174,16 @@ def test_a_second_tab_sees_the_first_tabs_reply_and_can_stop_it(page, reply_with
     box = page.get_by_label("Message Nimbus")
     box.fill("Tell me a long story")
     box.press("Enter")
-    expect(page.locator("#turn-1-answer .streamed-text")).to_contain_text("Still writing")
+    expect(page.locator("#turn-2-answer .streamed-text")).to_contain_text("Still writing")
 
     other.get_by_label("Message Nimbus").fill("Are you there?")
     other.get_by_label("Message Nimbus").press("Enter")
     expect(other.get_by_role("alert")).to_contain_text("still answering")
-    expect(other.locator("#turn-1-question .message-text")).to_have_text("Tell me a long story")
-    expect(other.locator("#turn-1-answer .streamed-text")).to_contain_text("Still writing")
+    expect(other.locator("#turn-2-question .message-text")).to_have_text("Tell me a long story")
+    expect(other.locator("#turn-2-answer .streamed-text")).to_contain_text("Still writing")
     other.get_by_role("button", name="Stop").click()
-    expect(other.locator("#turn-1-answer .tag")).to_have_text("Stopped")
-    expect(page.locator("#turn-1-answer .tag")).to_have_text("Stopped")
+    expect(other.locator("#turn-2-answer .tag")).to_have_text("Stopped")
+    expect(page.locator("#turn-2-answer .tag")).to_have_text("Stopped")
     expect(other.get_by_label("Message Nimbus")).to_have_value("Are you there?")
 
 
@@ -194,7 +194,7 @@ def test_a_tab_coming_back_shows_what_another_tab_sent(page):
     other.goto(page.url)
     send(page, "Where is my order #1041?", 1)
     other.evaluate("window.dispatchEvent(new Event('focus'))")
-    expect(other.locator("#turn-1-answer")).to_contain_text("Order #1041")
+    expect(other.locator("#turn-2-answer")).to_contain_text("Order #1041")
 
 
 def test_stop_mid_reply_with_the_paced_offline_model_saves_a_partial_answer(page, live_app, monkeypatch):
@@ -202,13 +202,13 @@ def test_stop_mid_reply_with_the_paced_offline_model_saves_a_partial_answer(page
     page.goto("/")
     page.get_by_label("Message Nimbus").fill("How do I reset my password?")
     page.get_by_label("Message Nimbus").press("Enter")
-    expect(page.locator("#turn-0-answer .streamed-text")).to_contain_text("Here's how")
+    expect(page.locator("#turn-1-answer .streamed-text")).to_contain_text("Here's how")
     page.get_by_role("button", name="Stop").click()
-    expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+    expect(page.locator("#turn-1-answer .tag")).to_have_text("Stopped")
     page.reload()
-    saved = page.locator("#turn-0-answer .markdown").inner_text()
+    saved = page.locator("#turn-1-answer .markdown").inner_text()
     assert saved.startswith("Here's how") and "sign in with it" not in saved
-    expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+    expect(page.locator("#turn-1-answer .tag")).to_have_text("Stopped")
 
 
 def luminance(rgb) -> float:
@@ -248,10 +248,10 @@ def test_after_stop_the_message_box_has_the_focus(page, reply_with):  # noqa: F8
     page.goto("/")
     page.get_by_label("Message Nimbus").fill("Hello")
     page.get_by_label("Message Nimbus").press("Enter")
-    expect(page.locator("#turn-0-answer .streamed-text")).to_contain_text("Writing")
+    expect(page.locator("#turn-1-answer .streamed-text")).to_contain_text("Writing")
     page.get_by_role("button", name="Stop").focus()
     page.keyboard.press("Enter")
-    expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+    expect(page.locator("#turn-1-answer .tag")).to_have_text("Stopped")
     expect(page.get_by_label("Message Nimbus")).to_be_focused()
 
 

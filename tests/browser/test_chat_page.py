@@ -20,7 +20,7 @@ def send(page, message, seq):
     """Type a message, press Enter, and wait for its reply to finish streaming."""
     page.get_by_label("Message Nimbus").fill(message)
     page.get_by_label("Message Nimbus").press("Enter")
-    expect(page.locator(f"#turn-{seq}-answer:not(.is-streaming)")).to_be_visible()
+    expect(page.locator(f"#turn-{seq + 1}-answer:not(.is-streaming)")).to_be_visible()
 
 
 def stream_requests(page) -> list[str]:
@@ -90,11 +90,11 @@ def test_html_in_messages_and_replies_runs_nothing(page, reply_with):
     page.goto("/")
     send(page, "<img src=x onerror=alert(1)>", 0)
     expect(page.locator(".message--user .message-text")).to_have_text("<img src=x onerror=alert(1)>")
-    answer = page.locator("#turn-0-answer .markdown")
+    answer = page.locator("#turn-1-answer .markdown")
     expect(answer).to_contain_text("<script>alert('reply')</script> <img src=x onerror=alert('img')>")
-    page.locator("#turn-0-answer a", has_text="link").click()  # no href left: goes nowhere
+    page.locator("#turn-1-answer a", has_text="link").click()  # no href left: goes nowhere
     page.reload()
-    expect(page.locator("#turn-0-answer .markdown")).to_contain_text("<script>alert('reply')</script>")
+    expect(page.locator("#turn-1-answer .markdown")).to_contain_text("<script>alert('reply')</script>")
     assert page.locator("#messages script, #messages img, #messages [onerror]").count() == 0
     assert dialogs == []
 
@@ -118,19 +118,19 @@ def test_stop_keeps_the_partial_answer_and_frees_the_message_box(page, reply_wit
     box = page.get_by_label("Message Nimbus")
     box.fill("Where is order 1042?\nAnd when will it arrive?")
     box.press("Enter")
-    expect(page.locator("#turn-0-answer .streamed-text")).to_contain_text("Let me think")
+    expect(page.locator("#turn-1-answer .streamed-text")).to_contain_text("Let me think")
     expect(page.get_by_role("button", name="Send")).to_be_disabled()
-    expect(page.locator("#turn-0-answer .tool-step")).to_contain_text("Looked up order #1042")
+    expect(page.locator("#turn-1-answer .tool-step")).to_contain_text("Looked up order #1042")
     page.screenshot(path=os.path.join(artifacts, "chat-page-streaming.png"))
     page.get_by_role("button", name="Stop").click()
-    expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
+    expect(page.locator("#turn-1-answer .tag")).to_have_text("Stopped")
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
     expect(page.get_by_role("button", name="Send")).to_be_disabled()  # the box is empty
     box.fill("Thanks")
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
     page.reload()
-    expect(page.locator("#turn-0-answer .tag")).to_have_text("Stopped")
-    expect(page.locator("#turn-0-answer .markdown")).to_contain_text("Let me think")
+    expect(page.locator("#turn-1-answer .tag")).to_have_text("Stopped")
+    expect(page.locator("#turn-1-answer .markdown")).to_contain_text("Let me think")
     expect(page.locator(".message--user .message-text")).to_have_text(
         "Where is order 1042?\nAnd when will it arrive?")
 

@@ -99,10 +99,10 @@ def test_pin_and_leave_out_change_the_next_request(new_page, live_app, size):
         send(page, question, seq)
     conversation = conversation_id(page)
     set_settings(live_app, conversation, budget=250)  # turn 1 no longer fits
-    page.locator("#turn-0-answer").hover()
+    page.locator("#turn-1-answer").hover()
     page.get_by_role("button", name="Keep turn 1 in context").click()
     expect(page.locator("#steer-0")).to_contain_text("Kept in context")
-    page.locator("#turn-1-answer").hover()
+    page.locator("#turn-2-answer").hover()
     page.get_by_role("button", name="Leave out turn 2").click()
     expect(page.locator("#steer-1")).to_contain_text("Left out")
 
@@ -128,7 +128,7 @@ def test_summarize_up_to_here_and_an_edited_summary_reach_the_next_request(new_p
                                     "OK. What about my other order, 1042?", "Yes please."]):
         send(page, question, seq)
     conversation = conversation_id(page)
-    page.locator("#turn-1-answer").hover()
+    page.locator("#turn-2-answer").hover()
     with page.expect_navigation():
         page.get_by_role("button", name="Summarize up to turn 2").click()
     expect(page.locator("#summary-panel")).to_contain_text("Covers turns 1–2")
@@ -154,7 +154,7 @@ def test_a_failed_fold_keeps_the_old_summary_and_says_so(page, live_app, monkeyp
                                     "OK. What about my other order, 1042?", "Yes please."]):
         send(page, question, seq)
     conversation = conversation_id(page)
-    page.locator("#turn-0-answer").hover()
+    page.locator("#turn-1-answer").hover()
     with page.expect_navigation():
         page.get_by_role("button", name="Summarize up to turn 1").click()
     expect(page.locator("#summary-panel")).to_contain_text("Covers turns 1–1")
@@ -162,7 +162,7 @@ def test_a_failed_fold_keeps_the_old_summary_and_says_so(page, live_app, monkeyp
     monkeypatch.setattr(summary_jobs, "get_provider",
                         lambda config: ScriptedModel(*[ProviderError("provider down")] * 50))
     page.goto(f"/c/{conversation}")
-    page.locator("#turn-2-answer").hover()
+    page.locator("#turn-3-answer").hover()
     with page.expect_navigation():
         page.get_by_role("button", name="Summarize up to turn 3").click()
     expect(page.locator(".summary-failed")).to_contain_text("provider down")

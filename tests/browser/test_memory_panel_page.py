@@ -10,12 +10,12 @@ from tests.browser.test_chat_page import send
 def test_a_remembered_preference_shows_in_the_panel_and_can_be_deleted(page, new_page, artifacts):
     page.goto("/")
     send(page, "Remember that I prefer email over phone.", 0)
-    expect(page.locator("#turn-0-answer")).to_contain_text("I'll remember that")
+    expect(page.locator("#turn-1-answer")).to_contain_text("I'll remember that")
     page.get_by_role("link", name="Memories").click()
     memory = page.locator(".memory").filter(has_text="prefers email over phone")
     expect(memory).to_contain_text("Only you")
     expect(memory.get_by_role("link")).to_have_attribute(
-        "href", re.compile(r"^/c/[0-9a-f]{32}#turn-0-question$"))
+        "href", re.compile(r"^/c/[0-9a-f]{32}#turn-1-question$"))
     page.screenshot(path=os.path.join(artifacts, "memory-panel.png"))
 
     stranger = new_page()
@@ -36,4 +36,4 @@ def test_the_sidebar_search_finds_an_earlier_question(page):
     hit = page.locator(".history-hits a").first
     expect(hit).to_contain_text("Where is my order #1041?")
     hit.click()
-    expect(page.locator("#turn-0-question")).to_be_visible()
+    expect(page.locator("#turn-1-question")).to_be_visible()

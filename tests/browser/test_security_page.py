@@ -25,7 +25,7 @@ def test_a_reply_streams_with_its_tool_steps_under_the_policy(watched):
     assert "script-src 'self'" in response.headers["content-security-policy"]
     watched.get_by_label("Message Nimbus").fill("Can I get a refund for order #1043?")
     watched.get_by_label("Message Nimbus").press("Enter")
-    answer = watched.locator("#turn-0-answer:not(.is-streaming)")
+    answer = watched.locator("#turn-1-answer:not(.is-streaming)")
     expect(answer).to_contain_text("purchased 20 days ago")
     expect(answer).to_contain_text("Checked order #1043")
 
@@ -43,7 +43,7 @@ def test_the_viewer_and_its_what_if_work_under_the_policy(watched):
     watched.goto("/")
     watched.get_by_label("Message Nimbus").fill("Where is my order #1041?")
     watched.get_by_label("Message Nimbus").press("Enter")
-    expect(watched.locator("#turn-0-answer:not(.is-streaming)")).to_be_visible()
+    expect(watched.locator("#turn-1-answer:not(.is-streaming)")).to_be_visible()
     watched.get_by_role("link", name="Viewer").click()
     expect(watched.locator(".gauge")).to_be_visible()
     watched.get_by_label("History budget (tokens)").fill("300")

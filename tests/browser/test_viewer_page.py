@@ -21,7 +21,7 @@ def chat(page, live_app, questions, url="/", first_seq=0):
     for seq, question in enumerate(questions, first_seq):
         box.fill(question)
         box.press("Enter")
-        expect(page.locator(f"#turn-{seq}-answer:not(.is-streaming)")).to_be_visible()
+        expect(page.locator(f"#turn-{seq + 1}-answer:not(.is-streaming)")).to_be_visible()
     wait_for_replies(live_app)
 
 

@@ -126,7 +126,7 @@ def delete_user(email):
 
 
 def ensure_demo_team(config) -> list[str]:
-    """The demo's staff and admin accounts; lines to print (a password only when it is new)."""
+    """The demo's staff, admin and customer logins; lines to print (a password only when it is new)."""
     tenant = get_or_create_tenant(config["NIMBUS_DEMO_TENANT"])
     lines = []
     for email, role in ((config["NIMBUS_DEMO_STAFF"], "staff"), ("admin@example.com", "admin")):
@@ -139,5 +139,17 @@ def ensure_demo_team(config) -> list[str]:
         set_password(user, password)
         db.session.add(user)
         lines.append(f"Demo {role} {email}, password: {password}")
+    from ..shop.demo import DEMO_CUSTOMERS
+    for email, _ in DEMO_CUSTOMERS:  # seed_demo made them; a password lets them sign in
+        customer = find_user(email)
+        if customer is None:
+            continue
+        if customer.password_hash:
+            lines.append(f"Demo customer {email} exists (reset its password with "
+                         f"`flask --app webapp users reset-password {email}`).")
+            continue
+        password = generate_password()
+        set_password(customer, password)
+        lines.append(f"Demo customer {email}, password: {password}")
     db.session.commit()
     return lines

@@ -45,4 +45,4 @@ def reply_events(conversation: Conversation, turn: Turn, run: TurnRun | None) ->
 def render_step(seq: int, steps: list[ToolStep], oob: bool = False) -> str:
     """The newest step; once its result is in, it replaces its running self by id."""
     return render_template("chat/_tool_step.html", step=steps[-1], oob=oob,
-                           step_id=f"turn-{seq}-step-{len(steps)}")
+                           step_id=f"turn-{seq + 1}-step-{len(steps)}")

@@ -13,7 +13,8 @@ FILLER = re.compile(
 
 
 def short_title(message: str) -> str:
-    """E.g. "Can I get a refund for order #1043?" → "Refund for order #1043"."""
+    """E.g. "Can I get a refund for order #1043?" → "Refund for order #1043"; a message whose
+    topic is only a word or two keeps its own words ("I need help")."""
     text = " ".join(message.split())
     for _ in range(4):  # "Hi! Could you please…" sheds one opening at a time
         stripped = FILLER.sub("", text, count=1)
@@ -21,6 +22,10 @@ def short_title(message: str) -> str:
             break
         text = stripped
     text = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].strip(" ?!.,;:")  # the first sentence
+    whole = re.split(r"(?<=[.!?])\s", " ".join(message.split()), maxsplit=1)[0].strip(" ?!.,;:")
+    topic = re.sub(r"^(?:a|an|the|my)\s+", "", text, flags=re.I)
+    if len(topic.split()) < 2 and len(whole.split()) <= TITLE_WORDS:
+        text = whole  # what was left says too little ("hello 0" → "0", "I need help" → "help")
     words = text.split()[:TITLE_WORDS]
     title = " ".join(words)
     if len(title) > TITLE_CHARS:

@@ -12,14 +12,14 @@ import time
 from typing import Iterator
 
 from flask import current_app
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .. import locks
 from ..agent.loop import AgentEvent, partial_messages, run_turn
 from ..extensions import db
 from ..local_time import RUN_ZONE, named_zone
-from ..models import StopRequest, Turn
+from ..models import StopRequest, Turn, utcnow
 from .admission import RUNS_LOCK, runs_of, slots_of
 
 LOCK_POLL_SECONDS = 1.0  # how often a run waiting on another worker's run looks again
@@ -140,6 +140,8 @@ class TurnRun:
         events = run_turn(turn, self.provider, progress=self.progress)
         try:
             for event in events:
+                if event.kind == "token" and self.checkpointed[1] == 0:
+                    self.checkpoint_now()
                 with self.changed:
                     self.events.append(event)
                     self.changed.notify_all()
@@ -150,6 +152,17 @@ class TurnRun:
             db.session.rollback()
             db.session.execute(delete(StopRequest).where(StopRequest.turn_id == self.turn_id))
             db.session.commit()
+
+    def checkpoint_now(self) -> None:
+        """Store the step's first words before anyone sees them: a worker that dies before its
+        heartbeat's first beat still leaves them to the run that takes the turn over."""
+        snapshot = self.snapshot()
+        if snapshot is None:
+            return
+        db.session.execute(update(Turn).where(Turn.id == self.turn_id, Turn.outcome == "pending")
+                           .values(messages=snapshot, heartbeat_at=utcnow())
+                           .execution_options(synchronize_session=False))
+        db.session.commit()
 
     def snapshot(self) -> list[dict] | None:
         """The turn as written so far, if it grew since the last checkpoint."""

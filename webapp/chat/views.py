@@ -48,7 +48,16 @@ def shown_profile(app):
 def chat_context():
     return {"offline_model": lambda: is_offline(current_app),
             "provider_profile": lambda: shown_profile(current_app),
-            "tool_steps": steps_of, "suggestions": SUGGESTIONS}
+            "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name}
+
+
+def assistant_name() -> str:
+    """The name the visitor's shop gave its assistant (the persona), as the model is told it."""
+    if "assistant_name" not in g:  # once per request: a stream renders its end without a session
+        user = g.get("user")
+        settings = (user.tenant.settings if user is not None and user.tenant is not None else None) or {}
+        g.assistant_name = settings.get("assistant_name") or "Nimbus"
+    return g.assistant_name
 
 
 @bp.get("/")
@@ -59,9 +68,11 @@ def show_page():
 
 @bp.get("/c/<conversation_id>")
 def show_conversation(conversation_id):
-    """Show a conversation's newest turns (or those from ?at=N on); older ones load on scrolling up."""
+    """Show a conversation's newest turns (or those around turn ?at=N, counted from 1, as its
+    #turn-N-question anchor is); older ones load on scrolling up."""
     conversation = get_conversation_or_404(conversation_id)
-    at = seq_arg("at", strict=False)
+    at = seq_arg("at", low=1, strict=False)
+    at = at - 1 if at is not None else None
     if htmx and not htmx.history_restore_request:
         return render_template("chat/_conversation.html", **pane(conversation, at), with_title=True)
     return render_template("chat/page.html", **pane(conversation, at), **sidebar(conversation.id))
@@ -123,6 +134,7 @@ def stream_reply(conversation_id, seq):
     conversation = get_conversation_or_404(conversation_id)
     turn = get_turn_or_404(conversation, seq)
     run = turn_runs.run_for(turn, provider_for(current_app)) if turn.outcome == "pending" else None
+    assistant_name()  # read now: the stream's last event is rendered after its session ended
     return Response(stream_with_context(reply_events(conversation, turn, run)),
                     mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

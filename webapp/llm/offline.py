@@ -52,6 +52,40 @@ def persona(messages: list[dict]) -> str:
     return match.group(1) if match else "the assistant"
 
 
+# What the offline model can follow of a shop's extra instructions: a sign-off and a tone.
+SIGN_OFF = re.compile(r"(?:sign(?:[- ]off| (?:off|each|every|all|your))|end (?:each|every|all|your))"
+                      r"[^\"“\n]*[\"“]([^\"”\n]+)[\"”]", re.I)
+FORMAL = re.compile(r"\bformal(?:ly)?\b|\bpolite(?:ly)?\b", re.I)
+CASUAL = re.compile(r"\b(?:casual(?:ly)?|informal(?:ly)?|relaxed)\b", re.I)
+CONTRACTIONS = {"I'm": "I am", "I'll": "I will", "I've": "I have", "I'd": "I would",
+                "can't": "cannot", "don't": "do not", "doesn't": "does not", "isn't": "is not",
+                "it's": "it is", "It's": "It is", "Here's": "Here is", "here's": "here is",
+                "you'd": "you would", "you're": "you are", "that's": "that is",
+                "That's": "That is", "what's": "what is", "won't": "will not", "wasn't": "was not"}
+
+
+def shop_instructions(messages: list[dict]) -> str:
+    """The admin's extra instructions, as the system prompt carries them (webapp/agent/prompts.py)."""
+    first = messages[0] if messages and messages[0]["role"] == "system" else {"content": ""}
+    return first["content"].partition("Instructions from the shop's team:")[2].strip()
+
+
+def follow_instructions(text: str, instructions: str) -> str:
+    """The answer in the shop's tone, with its sign-off: what a rule-based model can honour."""
+    if not instructions:
+        return text
+    if FORMAL.search(instructions):
+        text = re.sub(r"^(?:Hi|Hey|Hello)!\s*", "Good day. ", text)
+        for short, long in CONTRACTIONS.items():
+            text = re.sub(rf"(?<![\w']){re.escape(short)}(?![\w'])", long, text)
+    elif CASUAL.search(instructions):
+        text = re.sub(r"^(?:Hi|Hello)!", "Hey there!", text)
+    sign_off = SIGN_OFF.search(instructions)
+    if sign_off and not text.rstrip().endswith(sign_off.group(1).strip()):
+        text = f"{text.rstrip()}\n\n{sign_off.group(1).strip()}"
+    return text
+
+
 def earlier_text(messages: list[dict]) -> list[str]:
     """What was said before the last message, newest first (answers and questions alike)."""
     return [m.get("content") or "" for m in reversed(messages[:-1]) if m["role"] in ("user", "assistant")]
@@ -83,7 +117,12 @@ class OfflineModel:
 
     def stream(self, messages: list[dict], tools: list[dict]) -> Iterator[str | Reply]:
         task = run_task(messages)  # background work (summaries, memories) is never paced
-        reply = Reply(task) if task is not None else self.respond(messages, {t["name"] for t in tools})
+        if task is not None:
+            reply = Reply(task)
+        else:
+            reply = self.respond(messages, {t["name"] for t in tools})
+            if reply.text and not reply.tool_calls:
+                reply.text = follow_instructions(reply.text, shop_instructions(messages))
         for index, piece in enumerate(re.findall(r"\S+\s*", reply.text)):
             if index and self.pause and task is None:
                 time.sleep(self.pause)  # cooperative under gevent; the caller holds no lock for it

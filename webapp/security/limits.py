@@ -40,7 +40,9 @@ def refuse_too_fast(error: RateLimitExceeded):
     """429 with what to do, where the visitor looks, and when to try again."""
     breached = current_app.extensions["nimbus_limiter"].current_limit
     wait = max(1, int(breached.reset_at - time.time())) if breached else 60
-    return refusal(MESSAGES[WRITES.get(request.endpoint, "sends")], 429, {"Retry-After": str(wait)})
+    message = MESSAGES[WRITES.get(request.endpoint, "sends")]  # says the wait Retry-After says
+    message = message.replace("a moment", f"{wait} second{'s' if wait != 1 else ''}")
+    return refusal(message, 429, {"Retry-After": str(wait)})
 
 
 def init_app(app) -> None:

@@ -11,6 +11,7 @@ from datetime import datetime
 from pydantic import ValidationError
 from sqlalchemy import insert
 
+from ..chat.titles import short_title
 from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
@@ -263,10 +264,12 @@ def write(checked: Checked, user: User) -> Conversation:
     """Add what `parse` checked as a new conversation of `user` (the caller commits)."""
     meta, turns, raw = checked.meta, checked.turns, checked.raw
     first_question = next((t.messages[0].content for t in turns if t.messages[0].content), "")
-    title = checked.title or first_question or "Imported conversation"
+    title = " ".join(checked.title.split())[:TITLE_CHARS] if checked.title else ""
+    # No title of its own: the gist of the first question, as a chat started here is titled.
+    title = title or (short_title(first_question) if first_question else "Imported conversation")
     conversation = Conversation(
-        tenant_id=user.tenant_id, user_id=user.id, title=" ".join(title.split())[:TITLE_CHARS]
-        or "Imported conversation", strategy=meta.strategy if meta else "compact",
+        tenant_id=user.tenant_id, user_id=user.id, title=title,
+        strategy=meta.strategy if meta else "compact",
         settings=meta.settings.model_dump(exclude_unset=True) if meta else {},
         instructions=checked.instructions)
     rows = []

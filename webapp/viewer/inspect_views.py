@@ -19,23 +19,24 @@ MAX_SEQ = 2**31 - 1  # a turn number beyond any conversation, and within every d
 
 def sent_turn(conversation_id: str, seq: int):
     conversation = get_conversation_or_404(conversation_id)
-    turn = get_turn(conversation, seq) if seq <= MAX_SEQ else None
+    turn = get_turn(conversation, seq) if 0 <= seq <= MAX_SEQ else None
     if turn is None:
         abort(404, description=f"This conversation has no turn {seq + 1}.")
     return conversation, turn, rebuild(turn)
 
 
-@bp.get("/c/<conversation_id>/viewer/turns/<int:seq>/sent")
-def show_sent(conversation_id, seq):
-    """Show exactly what each model call of a past turn received, rebuilt from its manifest."""
-    conversation, turn, sent = sent_turn(conversation_id, seq)
+@bp.get("/c/<conversation_id>/viewer/turns/<int:number>/sent")
+def show_sent(conversation_id, number):
+    """Show exactly what each model call of turn `number` (from 1) received, rebuilt from its manifest."""
+    conversation, turn, sent = sent_turn(conversation_id, number - 1)
     template = "viewer/_as_sent.html" if htmx else "viewer/as_sent.html"
     return render_template(template, conversation=conversation, turn=turn, sent=sent)
 
 
-@bp.get("/c/<conversation_id>/viewer/turns/<int:seq>/sent.json")
-def show_sent_json(conversation_id, seq):
+@bp.get("/c/<conversation_id>/viewer/turns/<int:number>/sent.json")
+def show_sent_json(conversation_id, number):
     """Return a past turn's request as sent: its manifest and every call's messages."""
+    seq = number - 1
     _, turn, sent = sent_turn(conversation_id, seq)
     if sent is None:
         why = ("this turn is still being answered" if turn.outcome == "pending"
@@ -85,7 +86,8 @@ def compare(conversation_id):
 def download(conversation_id):
     """The current view (what-if included) as one HTML file: inline CSS and SVG, no scripts."""
     conversation = get_conversation_or_404(conversation_id)
-    report, error = report_for(conversation, request.args, request.args.get("before", type=int))
+    # Every turn: the file's strip links each one, and has no other page to send a reader to.
+    report, error = report_for(conversation, request.args, size=max(1, conversation.turn_count))
     if error:
         return jsonify({"error": error}), 400
     static = Path(current_app.static_folder) / "css"

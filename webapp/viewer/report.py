@@ -126,13 +126,14 @@ def turn_row(turn: Turn, fates: Fates, ratio: float) -> TurnRow:
 
 
 def build_report(conversation: Conversation, config, policy: Policy | None = None,
-                 before: int | None = None) -> ViewerReport:
-    """Assemble the next request under `policy` and line it up with a page of stored turns."""
+                 before: int | None = None, size: int | None = None) -> ViewerReport:
+    """Assemble the next request under `policy` and line it up with a page of stored turns
+    (`size` of them; the viewer's page size by default)."""
     stored_policy = Policy.for_conversation(conversation, config)
     policy = policy or stored_policy
     plan = assemble(conversation, config, policy)
     total = plan.total_tokens
-    size = config["NIMBUS_VIEWER_PAGE_TURNS"]
+    size = size or config["NIMBUS_VIEWER_PAGE_TURNS"]
     turns = page_of_turns(conversation.id, before, size)
     fates = Fates(plan, conversation.id)
     series = cost_series(conversation.id, conversation.turn_count)

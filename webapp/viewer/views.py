@@ -14,14 +14,14 @@ from .whatif import WhatIfError, apply_policy, what_if_policy, what_if_query
 bp = Blueprint("viewer", __name__)
 
 
-def report_for(conversation, values, before=None):
+def report_for(conversation, values, before=None, size=None):
     """The report under the what-if settings in `values`; bad values fall back to the stored."""
     try:
         policy = what_if_policy(conversation, current_app.config, values)
         error = None
     except WhatIfError as problem:
         policy, error = None, str(problem)
-    return build_report(conversation, current_app.config, policy, before), error
+    return build_report(conversation, current_app.config, policy, before, size), error
 
 
 def turn_link(conversation_id: str, seq: int, turn_total: int, query: dict | None = None) -> str:

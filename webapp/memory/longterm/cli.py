@@ -26,7 +26,7 @@ memories = AppGroup("memories", help="List, add, delete and search long-term mem
 
 def line(memory, why: str = "") -> str:
     source = {"distilled": "distilled", "tool": "saved by tool", "hand": "added by hand"}[memory.source]
-    origin = (f" from {memory.conversation_id}#turn-{memory.turn_seq}"
+    origin = (f" from {memory.conversation_id}#turn-{memory.turn_seq + 1}"
               if memory.conversation_id else "")
     extra = f"  ({why})" if why else ""
     return (f"#{memory.id:<5} [{describe(memory)}] {memory.content}\n"
@@ -162,7 +162,7 @@ def search_history(query, email):
     results, mode = search_turns(resolve_user(email), query, current_app.config, limit=10)
     click.echo(f"{len(results)} result(s), ranked by {mode}:")
     for r in results:
-        click.echo(f"{r['conversation_id']}#turn-{r['turn']}  {r['content']}  ({r['why']})")
+        click.echo(f"{r['conversation_id']}#turn-{r['turn'] + 1}  {r['content']}  ({r['why']})")
 
 
 def init_app(app) -> None:
