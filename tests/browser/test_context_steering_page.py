@@ -113,7 +113,7 @@ def test_pin_and_leave_out_change_the_next_request(new_page, live_app, size):
     send(page, "Thanks", 3)
     assert history_seqs(manifest(live_app, conversation, 3))[:1] == [0]
     assert 1 not in history_seqs(manifest(live_app, conversation, 3))
-    page.goto(f"/c/{conversation}/viewer/turns/3/sent")
+    page.goto(f"/c/{conversation}/viewer/turns/4/sent")
     body = page.locator("body")
     expect(body).to_contain_text("Can I get a refund for order #1043?")
     expect(body).not_to_contain_text("OK. What about my other order, 1042?")
@@ -139,7 +139,7 @@ def test_summarize_up_to_here_and_an_edited_summary_reach_the_next_request(new_p
     send(page, "Thanks", 3)
     sent = manifest(live_app, conversation, 3)
     assert history_seqs(sent) == [2]
-    page.goto(f"/c/{conversation}/viewer/turns/3/sent")
+    page.goto(f"/c/{conversation}/viewer/turns/4/sent")
     expect(page.locator("body")).to_contain_text("User: order 1043 is too old; 1042 refunded.")
     page.goto(f"/c/{conversation}/viewer")
     expect(page.locator("body")).to_contain_text("The rolling summary was edited by hand")
