@@ -7,7 +7,7 @@ from ..extensions import db
 from ..llm import ProviderError, get_provider
 from ..locks import LockBusy, named_lock
 from .context import POLICY_SETTINGS, STRATEGIES, SUMMARY_STRATEGIES, Policy
-from .summarizer import STYLES
+from .summarizer import STYLES, SummaryRejected
 
 
 def init_app(app) -> None:
@@ -108,7 +108,7 @@ def topics(conversation_id, email):
         try:
             text, found = fold(provider, text, found, turns, style,
                                config["NIMBUS_SUMMARY_MAX_TOKENS"])
-        except ProviderError as error:
+        except (ProviderError, SummaryRejected) as error:
             raise click.ClickException(f"the model could not extract topics: {error}") from None
         after = turns[-1].seq
     if not found:
