@@ -56,7 +56,7 @@ def test_a_call_that_never_finished_leaves_its_turns_for_the_next_run(app, alex)
     assert outcome.startswith("not read") and checkpoint(conversation)[0] == -1
     assert contents(alex) == []
     assert distil_conversation(conversation.id) == "wrote 1 memory(ies)"  # read again, this time
-    assert contents(alex) == ["Alex Rivera prefers email over phone."]
+    assert contents(alex) == ["Prefers email over phone."]
 
 
 def test_a_reply_that_is_not_json_counts_as_a_failure(app, alex):

@@ -28,7 +28,7 @@ def test_the_console_lists_the_tenants_conversations_newest_first(staff, alex, s
     stranger = make_account("eve@shop2.example", tenant="shop2")
     ask(stranger, "What is your refund policy?")
     page = staff.get("/staff")
-    assert titles(page) == ["How long does shipping take?", "Where is my order #1041?"]
+    assert titles(page) == ["How long does shipping take", "Where is my order #1041"]
     assert "sam@example.com" in page.text and "eve@shop2.example" not in page.text
     assert "compact" in page.text and "answered" in page.text
 
@@ -40,10 +40,10 @@ def test_filters_by_customer_outcome_length_and_date(staff, alex, sam):
     _, long_one, _ = ask(sam, "Where is my order #1042?")
     ask(sam, "And my order #1043?", conversation=long_one)
     db.session.commit()
-    assert titles(staff.get("/staff?outcome=errors")) == ["Where is my order #1041?"]
-    assert titles(staff.get("/staff?customer=SAM")) == ["Where is my order #1042?",
-                                                        "How long does shipping take?"]
-    assert titles(staff.get("/staff?min_turns=2")) == ["Where is my order #1042?"]
+    assert titles(staff.get("/staff?outcome=errors")) == ["Where is my order #1041"]
+    assert titles(staff.get("/staff?customer=SAM")) == ["Where is my order #1042",
+                                                        "How long does shipping take"]
+    assert titles(staff.get("/staff?min_turns=2")) == ["Where is my order #1042"]
     tomorrow = (utcnow() + timedelta(days=1)).date().isoformat()
     assert titles(staff.get(f"/staff?since={tomorrow}")) == []
     assert len(titles(staff.get(f"/staff?until={tomorrow}"))) == 3
@@ -52,7 +52,7 @@ def test_filters_by_customer_outcome_length_and_date(staff, alex, sam):
 def test_full_text_search_finds_conversations_by_what_was_said(staff, alex, sam):
     ask(alex, "Where is my order #1041?")
     ask(sam, "Do you sell umbrellas?")
-    assert titles(staff.get("/staff?q=umbrella")) == ["Do you sell umbrellas?"]
+    assert titles(staff.get("/staff?q=umbrella")) == ["Do you sell umbrellas"]
     assert titles(staff.get("/staff?q=zebra")) == []
 
 
@@ -69,7 +69,7 @@ def test_the_console_pages_through_big_tenants(staff, app, alex):
         ask(alex, f"Where is my order #{number}?")
     first, second = staff.get("/staff"), staff.get("/staff?page=2")
     assert len(titles(first)) == 2 and "older →" in first.text
-    assert titles(second) == ["Where is my order #1041?"] and "older →" not in second.text
+    assert titles(second) == ["Where is my order #1041"] and "older →" not in second.text
 
 
 def test_staff_open_a_conversation_read_only_and_every_opening_is_audited(staff, alex):

@@ -40,9 +40,10 @@ def test_a_query_number_beyond_64_bits_falls_back_to_the_default(guest, conversa
 
 
 def test_bounded_int_refuses_what_no_column_holds():
-    assert bounded_int("9223372036854775807") == 2**63 - 1
-    with pytest.raises(ValueError):
-        bounded_int(HUGE)
+    assert bounded_int("2147483647") == 2**31 - 1  # the 32-bit columns' largest
+    for too_big in ("2147483648", "9223372036854775807", HUGE):
+        with pytest.raises(ValueError):
+            bounded_int(too_big)
 
 
 @pytest.mark.parametrize("method, path, form, headers", [

@@ -44,7 +44,10 @@ def chat_gauge(conversation: Conversation | None) -> ChatGauge | None:
     """None for a conversation not started yet."""
     if conversation is None or not conversation.turn_count:
         return None
-    plan = assemble(conversation, current_app.config)
+    try:
+        plan = assemble(conversation, current_app.config)
+    except ValueError:  # settings no strategy takes (an old import, a hand edit): no gauge, no 500
+        return None
     sections = [(s.name, s.tokens) for s in plan.sections]
     gauge = request_gauge(sections, plan.policy.budget, plan.policy.history_budget)
     window = plan.history.window()
