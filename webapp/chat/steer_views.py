@@ -3,13 +3,13 @@
 The owner may, and an admin of the shop (audited); the chat swaps the turn's controls in place,
 the viewer's plain form comes back to the viewer at that turn.
 """
-from flask import abort, g, redirect, render_template, request, url_for
+from flask import g, redirect, render_template, request, url_for
 
 from .. import policy
 from ..extensions import db, htmx
 from ..memory.pins import MarkError, set_mark
 from ..staff.audit import record
-from .views import SEQ_MAX, bp, get_turn_or_404, refusal
+from .views import bp, get_turn_or_404, refusal
 
 ACTIONS = {"pinned": "pinned turn", "excluded": "left out turn", None: "cleared turn mark"}
 
@@ -18,8 +18,6 @@ ACTIONS = {"pinned": "pinned turn", "excluded": "left out turn", None: "cleared 
 def mark_turn(conversation_id, seq):
     """Pin a turn, leave it out of the context, or clear either (mark=none)."""
     conversation = policy.get_conversation_or_404(conversation_id, policy.APPLY)
-    if seq > SEQ_MAX:
-        abort(404)
     turn = get_turn_or_404(conversation, seq)
     mark = request.form.get("mark", "")
     mark = None if mark in ("", "none") else mark

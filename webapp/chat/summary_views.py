@@ -3,7 +3,7 @@
 A hand edit is kept and marked, and the next fold continues from it; "Summarize up to here"
 queues the fold job (webapp/memory/summary_jobs.py) and the page follows its progress.
 """
-from flask import abort, current_app, g, redirect, render_template, request, url_for
+from flask import current_app, g, redirect, render_template, request, url_for
 
 from .. import policy
 from ..extensions import db, htmx
@@ -13,7 +13,7 @@ from ..memory.summaries import cached_summary, style_of
 from ..memory.summary_jobs import RETRY_DELAY, fold_summary
 from ..models import utcnow
 from ..staff.audit import record
-from .views import SEQ_MAX, bp, get_turn_or_404, refusal
+from .views import bp, get_turn_or_404, refusal
 
 MAX_SUMMARY_CHARS = 10_000
 
@@ -68,8 +68,6 @@ def edit_summary(conversation_id):
 def summarize_up_to(conversation_id, seq):
     """Fold every turn up to this one into the summary now, in the background."""
     conversation = policy.get_conversation_or_404(conversation_id, policy.APPLY)
-    if seq > SEQ_MAX:
-        abort(404)
     turn = get_turn_or_404(conversation, seq)
     if conversation.strategy not in SUMMARY_STRATEGIES:
         return refusal(f"This conversation's strategy ({conversation.strategy}) sends no summary; "

@@ -28,7 +28,8 @@ def get_conversation_or_404(conversation_id: str):
 
 
 def get_turn_or_404(conversation, seq: int):
-    turn = storage.get_turn(conversation, seq)
+    """The conversation's turn `seq`; 404 for one that does not exist or no column could hold."""
+    turn = storage.get_turn(conversation, seq) if seq <= SEQ_MAX else None
     if turn is None:
         abort(404)
     return turn
