@@ -5,8 +5,8 @@ summary and a last `Topics:` line. Any provider works; the offline model has an 
 """
 import re
 
-from ..llm.base import ProviderError, Reply
-from ..llm.tokens import estimate_text
+from ...llm.base import ProviderError, Reply
+from ...llm.tokens import estimate_text
 
 PROMPT_OPENING = "You keep the rolling summary of a support conversation"
 STYLES = {

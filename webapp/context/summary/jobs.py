@@ -7,14 +7,14 @@ import logging
 
 from flask import current_app
 
-from ..agent.loop import AFTER_TURN
-from ..extensions import db
-from ..jobs import enqueue, job
-from ..llm import get_provider
-from ..locks import LockBusy, named_lock
-from ..models import Conversation, utcnow
-from .context import SUMMARY_STRATEGIES
-from .summaries import needs_refresh, refresh_summary
+from ...agent.loop import AFTER_TURN
+from ...extensions import db
+from ...jobs import enqueue, job
+from ...llm import get_provider
+from ...locks import LockBusy, named_lock
+from ...models import Conversation, utcnow
+from ..assemble import SUMMARY_STRATEGIES
+from .section import needs_refresh, refresh_summary
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ RETRY_DELAY = 10  # seconds: job()'s default, which fold_summary uses
 
 def note_failure(conversation_id: str, error: Exception) -> None:
     """Say on the summary that this fold failed, and why; its text stays as it was."""
-    from .summaries import ConversationSummary, style_of
+    from .section import ConversationSummary, style_of
     try:
         conversation = db.session.get(Conversation, conversation_id)
         if conversation is None:

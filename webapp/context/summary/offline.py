@@ -6,10 +6,10 @@ model, as the memory distiller does, so the provider layer (llm/) imports nothin
 """
 import re
 
-from ..llm.offline import TASKS
-from ..llm.offline_recall import FACT_PATTERNS, sentences
-from ..llm.tokens import estimate_text
-from .summarizer import PROMPT_OPENING
+from ...llm.offline import TASKS
+from ...llm.offline_recall import FACT_PATTERNS, sentences
+from ...llm.tokens import estimate_text
+from .fold import PROMPT_OPENING
 
 DETAIL = re.compile(
     r"\d|@|\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(tember)?|"
