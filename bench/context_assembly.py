@@ -33,7 +33,7 @@ from webapp.extensions import db  # noqa: E402
 from webapp.llm.messages import (assistant_message, compact_turn, final_answer,  # noqa: E402
                                  split_into_turns, tool_message, user_message)
 from webapp.llm.tokens import estimate_messages  # noqa: E402
-from webapp.memory.context import FULL, Policy, assemble  # noqa: E402
+from webapp.context.assemble import FULL, Policy, assemble  # noqa: E402
 from webapp.models import Conversation, Turn  # noqa: E402
 from webapp.storage import create_conversation  # noqa: E402
 

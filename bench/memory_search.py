@@ -25,12 +25,12 @@ from webapp import create_app  # noqa: E402
 from webapp.accounts import get_or_create_tenant, get_or_create_user  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
-from webapp.memory.longterm.embeddings import MINILM_NAME, MiniLMEmbedder, to_bytes  # noqa: E402
-from webapp.memory.longterm.history import search_turns  # noqa: E402
-from webapp.memory.longterm.models import Memory, TurnVector  # noqa: E402
+from webapp.memories.embeddings import MINILM_NAME, MiniLMEmbedder, to_bytes  # noqa: E402
+from webapp.memories.history import search_turns  # noqa: E402
+from webapp.memories.models import Memory, TurnVector  # noqa: E402
 from webapp.models import Conversation, Turn  # noqa: E402
-from webapp.memory.longterm.recall import for_prompt, search  # noqa: E402
-from webapp.memory.longterm.scopes import SessionScope  # noqa: E402
+from webapp.memories.recall import for_prompt, search  # noqa: E402
+from webapp.memories.scopes import SessionScope  # noqa: E402
 
 SIZES = [100, 1_000, 10_000, 100_000]
 TURNS = 10_000  # one person's turns for the conversation-search row
@@ -119,8 +119,8 @@ def embedding_throughput(config) -> None:
     one text per model run and one commit per row, against batches on every core."""
     from bench.recall_corpus import build
     from webapp.llm.messages import assistant_message, user_message
-    from webapp.memory.longterm.history import store_turn_vectors, turn_text
-    from webapp.memory.longterm.models import TurnVector
+    from webapp.memories.history import store_turn_vectors, turn_text
+    from webapp.memories.models import TurnVector
     from webapp.models import Turn
     from webapp.transfer import FORMAT, VERSION, import_conversation
     tenant = get_or_create_tenant("bench-embed", "Bench embed")

@@ -30,10 +30,9 @@ from webapp.config import DEFAULTS  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
 from webapp.llm.messages import assistant_message, user_message  # noqa: E402
-from webapp.memory.longterm.embeddings import (  # noqa: E402
-    MINILM_NAME, MiniLMEmbedder, from_bytes, get_embedder)
-from webapp.memory.longterm.history import search_turns, store_turn_vectors  # noqa: E402
-from webapp.memory.longterm.models import TurnVector  # noqa: E402
+from webapp.memories.embeddings import MINILM_NAME, MiniLMEmbedder, from_bytes, get_embedder
+from webapp.memories.history import search_turns, store_turn_vectors  # noqa: E402
+from webapp.memories.models import TurnVector  # noqa: E402
 from webapp.models import Turn  # noqa: E402
 from webapp.transfer import FORMAT, VERSION, import_conversation  # noqa: E402
 

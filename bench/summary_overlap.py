@@ -20,8 +20,8 @@ from webapp import create_app  # noqa: E402
 from webapp.accounts import find_user, seed_demo  # noqa: E402
 from webapp.agent import loop  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
-from webapp.memory import summaries  # noqa: E402
-from webapp.memory.context import DROPPED  # noqa: E402
+from webapp.context.summary import section  # noqa: E402
+from webapp.context.assemble import DROPPED  # noqa: E402
 
 
 class OverlapMeter:
@@ -43,15 +43,15 @@ class OverlapMeter:
 
 
 def measure(user, lines, exact: bool) -> dict:
-    meter, original = OverlapMeter(), summaries.left_out_through
+    meter, original = OverlapMeter(), section.left_out_through
     if exact:  # fold what fell off, not what would fall off at the summary's full size
-        summaries.left_out_through = lambda c, config, reserve=None: original(c, config)
+        section.left_out_through = lambda c, config, reserve=None: original(c, config)
     loop.AFTER_TURN.append(meter)
     try:
         result = token_savings.run("compact", user, lines)
     finally:
         loop.AFTER_TURN.remove(meter)
-        summaries.left_out_through = original
+        section.left_out_through = original
     return {**result, "overlap": meter.tokens, "overlap_requests": meter.requests,
             "pending": meter.pending}
 

@@ -33,11 +33,11 @@ from webapp.extensions import db  # noqa: E402
 from webapp.llm.offline import OfflineModel  # noqa: E402
 from webapp.llm.base import Reply  # noqa: E402
 from webapp.llm.messages import user_message  # noqa: E402
-from webapp.memory.context import STRATEGIES, SUMMARY_STRATEGIES  # noqa: E402
-from webapp.memory.longterm.phrasing import in_third_person  # noqa: E402
+from webapp.context.assemble import STRATEGIES, SUMMARY_STRATEGIES  # noqa: E402
+from webapp.memories.phrasing import in_third_person  # noqa: E402
 from webapp.llm.tokens import estimate_messages  # noqa: E402
-from webapp.memory import summary_jobs  # noqa: E402
-from webapp.memory.summaries import cached_summary, summary_messages  # noqa: E402
+from webapp.context.summary import jobs as summary_jobs  # noqa: E402
+from webapp.context.summary.section import cached_summary, summary_messages  # noqa: E402
 from webapp.models import Turn  # noqa: E402
 from webapp.storage import all_turns, create_conversation, start_turn  # noqa: E402
 

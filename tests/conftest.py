@@ -7,7 +7,7 @@ import pytest
 from webapp import create_app
 from webapp.accounts import find_user, seed_demo
 from webapp.agent.loop import run_turn
-from webapp.chat.heartbeat import stop_heartbeat
+from webapp.runs.heartbeat import stop_heartbeat
 from webapp.database import create_schema
 from webapp.extensions import db
 from webapp.llm.offline import OfflineModel

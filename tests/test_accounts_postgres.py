@@ -4,9 +4,9 @@ import re
 from webapp import create_app
 from webapp.accounts import find_user
 from webapp.extensions import db
-from webapp.accounts.rights import REDACTED
-from webapp.memory.longterm.scopes import SessionScope
-from webapp.memory.longterm.store import remember
+from webapp.accounts.personal_data import REDACTED
+from webapp.memories.scopes import SessionScope
+from webapp.memories.store import remember
 from webapp.models import Conversation, RequestText
 
 from .accounts_support import make_account, sign_in

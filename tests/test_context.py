@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from webapp.llm.messages import assistant_message, user_message, validate_turn
 from webapp.llm.tokens import estimate_messages
-from webapp.memory.context import COMPACTED, DROPPED, FULL, Policy, assemble
-from webapp.memory.strategies import plan_compact
+from webapp.context.assemble import COMPACTED, DROPPED, FULL, Policy, assemble
+from webapp.context.strategies import plan_compact
 from webapp.storage import create_conversation, finish_turn, start_turn
 
 from .fakes.turns import fake_turn

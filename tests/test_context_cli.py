@@ -2,7 +2,7 @@
 import pytest
 
 from webapp.extensions import db
-from webapp.memory.context import STRATEGIES
+from webapp.context.assemble import STRATEGIES
 from webapp.storage import create_conversation
 
 from .conftest import ask

@@ -3,7 +3,7 @@ provider reported, which turn goes next, refreshed with every finished reply."""
 import re
 
 from webapp.extensions import db
-from webapp.memory.context import assemble
+from webapp.context.assemble import assemble
 
 from .conftest import ask, guest_user, sse_events
 from .viewer_support import refund_conversation, summarized_conversation

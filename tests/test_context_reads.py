@@ -8,8 +8,8 @@ from sqlalchemy import event
 
 from webapp.extensions import db
 from webapp.llm.messages import assistant_message, tool_message, user_message
-from webapp.memory.context import STRATEGIES, Policy, assemble, plan_history
-from webapp.memory.tail import newest_first
+from webapp.context.assemble import STRATEGIES, Policy, assemble, plan_history
+from webapp.context.tail import newest_first
 from webapp.models import Conversation
 from webapp.storage import all_turns, create_conversation, finish_turn, start_turn
 
@@ -81,9 +81,9 @@ def test_a_request_reads_the_tail_in_one_statement_and_memories_not_at_all(app, 
 
 
 def test_the_first_memory_and_summary_mark_the_rows_a_request_loads(app, alex, sam):
-    from webapp.memory.longterm.scopes import SessionScope
-    from webapp.memory.longterm.store import remember
-    from webapp.memory.summaries import ConversationSummary
+    from webapp.memories.scopes import SessionScope
+    from webapp.memories.store import remember
+    from webapp.context.summary.models import ConversationSummary
     conversation, sam_id = create_conversation(alex), sam.id
     remember(SessionScope.for_user(alex), "Alex prefers email.", app.config, source="hand")
     assert fresh(conversation.id).user.personal_memories

@@ -4,17 +4,17 @@ import json
 from sqlalchemy import JSON, String, Text, select, text
 
 from webapp.accounts import find_user
-from webapp.accounts.rights import REDACTED, delete_user_data
+from webapp.accounts.personal_data import REDACTED, delete_user_data
 from webapp.extensions import db
-from webapp.memory.longterm.models import DistillCheckpoint, Memory, TurnVector
-from webapp.memory.longterm.scopes import SessionScope
-from webapp.memory.longterm.sharing import set_memory_sharing
-from webapp.memory.longterm.store import remember
-from webapp.memory.summaries import ConversationSummary
+from webapp.memories.models import DistillCheckpoint, Memory, TurnVector
+from webapp.memories.scopes import SessionScope
+from webapp.memories.sharing import set_memory_sharing
+from webapp.memories.store import remember
+from webapp.context.summary.models import ConversationSummary
 from webapp.models import AuditEntry, Conversation, RequestText, ShareLink, Turn, User, utcnow
 from webapp.shop.demo import give_demo_orders
 from webapp.shop.models import Order, Ticket
-from webapp.staff.audit import record
+from webapp.audit import record
 from webapp.viewer.as_sent import rebuild
 
 from .accounts_support import make_account, sign_in

@@ -1,10 +1,9 @@
 """Long-term memory end to end through the CLI and the offline model, plus opt-out and tools."""
 import re
 
-from webapp.memory.longterm.scopes import SessionScope
-from webapp.memory.longterm.sharing import (set_memory_sharing, shares_memories,
-                                            sharing_choice)
-from webapp.memory.longterm.store import newest
+from webapp.memories.scopes import SessionScope
+from webapp.memories.sharing import set_memory_sharing, shares_memories, sharing_choice
+from webapp.memories.store import newest
 
 from .conftest import ask, run
 
@@ -113,7 +112,7 @@ def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
 
 
 def test_embed_runs_in_batches_with_a_progress_bar(runner, app, alex, monkeypatch):
-    from webapp.memory.longterm.embeddings import MiniLMEmbedder
+    from webapp.memories.embeddings import MiniLMEmbedder
     app.config["NIMBUS_MEMORY_SEARCH"] = False
     for question in ("Hi", "Where is my parcel?", "Thanks", "Bye", "Order 1042?"):
         ask(alex, question)

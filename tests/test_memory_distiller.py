@@ -6,13 +6,12 @@ from datetime import timedelta
 from webapp.extensions import db
 from webapp.llm.base import ProviderError
 from webapp.locks import named_lock
-from webapp.memory.longterm.distiller import (MARKER, distil_conversation, output_schema,
-                                              system_prompt)
-from webapp.memory.longterm.jobs import inactive_conversations, sweep
-from webapp.memory.longterm.models import DistillCheckpoint
-from webapp.memory.longterm.scopes import SessionScope
-from webapp.memory.longterm.sharing import set_memory_sharing
-from webapp.memory.longterm.store import newest
+from webapp.memories.distiller import MARKER, distil_conversation, output_schema, system_prompt
+from webapp.memories.jobs import inactive_conversations, sweep
+from webapp.memories.models import DistillCheckpoint
+from webapp.memories.scopes import SessionScope
+from webapp.memories.sharing import set_memory_sharing
+from webapp.memories.store import newest
 from webapp.models import utcnow
 
 from .conftest import ask, guest_user
@@ -237,7 +236,7 @@ def test_distilled_memories_are_notes_without_a_subject(app, alex):
 
 
 def test_distilled_memories_are_embedded_together(app, alex, monkeypatch):
-    from webapp.memory.longterm.embeddings import MiniLMEmbedder
+    from webapp.memories.embeddings import MiniLMEmbedder
     app.config["NIMBUS_MEMORY_SEARCH"] = True
     batches = []
     original = MiniLMEmbedder.embed

@@ -3,11 +3,11 @@ import pytest
 
 from webapp.accounts import get_or_create_tenant, get_or_create_user
 from webapp.extensions import db
-from webapp.memory.longterm.block import prompt_block
-from webapp.memory.longterm.models import Memory
-from webapp.memory.longterm.scopes import SessionScope
-from webapp.memory.longterm.sharing import sharing_choice
-from webapp.memory.longterm.store import newest, remember, remember_for_everyone
+from webapp.memories.block import prompt_block
+from webapp.memories.models import Memory
+from webapp.memories.scopes import SessionScope
+from webapp.memories.sharing import sharing_choice
+from webapp.memories.store import newest, remember, remember_for_everyone
 from webapp.storage import create_conversation
 
 from .conftest import ask, guest_user

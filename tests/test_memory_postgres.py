@@ -5,10 +5,10 @@ from webapp import create_app
 from webapp.accounts import find_user, get_or_create_tenant, get_or_create_user, seed_demo
 from webapp.database import create_schema
 from webapp.extensions import db
-from webapp.memory.longterm.history import search_turns
-from webapp.memory.longterm.recall import search
-from webapp.memory.longterm.scopes import SessionScope
-from webapp.memory.longterm.store import remember
+from webapp.memories.history import search_turns
+from webapp.memories.recall import search
+from webapp.memories.scopes import SessionScope
+from webapp.memories.store import remember
 from webapp.storage import create_conversation, delete_conversation
 
 from .conftest import ask

@@ -4,12 +4,12 @@ from sqlalchemy.exc import IntegrityError
 
 from webapp.accounts import get_or_create_tenant, get_or_create_user
 from webapp.extensions import db
-from webapp.memory.context import assemble
-from webapp.memory.longterm.block import prompt_block, render
-from webapp.memory.longterm.models import Memory
-from webapp.memory.longterm.recall import for_prompt, search
-from webapp.memory.longterm.scopes import InvalidScope, SessionScope
-from webapp.memory.longterm.store import newest, remember, visible
+from webapp.context.assemble import assemble
+from webapp.memories.block import prompt_block, render
+from webapp.memories.models import Memory
+from webapp.memories.recall import for_prompt, search
+from webapp.memories.scopes import InvalidScope, SessionScope
+from webapp.memories.store import newest, remember, visible
 from webapp.storage import create_conversation, delete_conversation
 
 
@@ -130,7 +130,7 @@ def test_the_same_memory_is_not_written_twice(app, alex):
 
 
 def test_the_memory_section_comes_before_the_summary(app):
-    from webapp.memory.context import SECTION_SOURCES
-    from webapp.memory.longterm.block import memory_section
-    from webapp.memory.summaries import summary_section
+    from webapp.context.assemble import SECTION_SOURCES
+    from webapp.memories.block import memory_section
+    from webapp.context.summary.section import summary_section
     assert SECTION_SOURCES.index(memory_section) < SECTION_SOURCES.index(summary_section)

@@ -129,7 +129,7 @@ def test_pins_over_budget_are_named_on_the_viewer(guest, conversation):
 
 
 def test_a_left_out_turn_is_not_folded_into_the_summary(guest):
-    from webapp.memory.summaries import cached_summary
+    from webapp.context.summary.section import cached_summary
     from .viewer_support import LONG_QUESTIONS, SUMMARY_BUDGET
     user = guest_user(guest)
     _, conversation, _ = ask(user, "My name is Dara and I live in Lisbon.")

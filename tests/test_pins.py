@@ -7,9 +7,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.llm.messages import validate_turn
-from webapp.memory.context import (DROPPED, EXCLUDED, FULL, KEPT, PINNED, STRATEGIES, Policy,
-                                   plan_history)
-from webapp.memory.pins import PINS_OVER_BUDGET, Marks
+from webapp.context.assemble import (
+    DROPPED,
+    EXCLUDED,
+    FULL,
+    KEPT,
+    PINNED,
+    STRATEGIES,
+    Policy,
+    plan_history,
+)
+from webapp.context.pins import PINS_OVER_BUDGET, Marks
 
 from .fakes.turns import fake_turn
 

@@ -9,7 +9,7 @@ from sqlalchemy import func, insert, select
 from webapp import create_app
 from webapp.accounts import seed_demo
 from webapp.agent.loop import partial_messages
-from webapp.chat.heartbeat import stop_heartbeat
+from webapp.runs.heartbeat import stop_heartbeat
 from webapp.database import create_schema
 from webapp.extensions import db
 from webapp.llm.base import Reply, ToolCall

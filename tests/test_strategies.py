@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.llm.messages import validate_turn
-from webapp.memory.context import DROPPED, FULL, STRATEGIES, Policy, plan_history
+from webapp.context.assemble import DROPPED, FULL, STRATEGIES, Policy, plan_history
 
 from .fakes.turns import fake_turn
 

@@ -9,10 +9,14 @@ from webapp.llm.base import ProviderError
 from webapp.llm.messages import assistant_message, user_message
 from webapp.llm.offline import OfflineModel
 from webapp.locks import named_lock
-from webapp.memory import summary_jobs
-from webapp.memory.context import DROPPED, FOLDED, SUMMARIZED, Policy, assemble
-from webapp.memory.summaries import (ConversationSummary, cached_summary, needs_refresh,
-                                     refresh_summary)
+from webapp.context.summary import jobs as summary_jobs
+from webapp.context.assemble import DROPPED, FOLDED, SUMMARIZED, Policy, assemble
+from webapp.context.summary.section import (
+    ConversationSummary,
+    cached_summary,
+    needs_refresh,
+    refresh_summary,
+)
 from webapp.storage import create_conversation, delete_conversation, finish_turn, start_turn
 
 from .conftest import ask

@@ -6,7 +6,7 @@ import pytest
 from webapp.llm.base import ProviderError
 from webapp.llm.offline import OfflineModel
 from webapp.llm.tokens import estimate_text
-from webapp.memory.summarizer import SummaryRejected, fold
+from webapp.context.summary.fold import SummaryRejected, fold
 
 from .fakes.scripted_model import ScriptedModel
 

@@ -5,9 +5,9 @@ import pytest
 from webapp.extensions import db
 from webapp.jobs import huey
 from webapp.llm.base import ProviderError
-from webapp.memory import summary_jobs
-from webapp.memory.context import SUMMARIZED, assemble
-from webapp.memory.summaries import cached_summary
+from webapp.context.summary import jobs as summary_jobs
+from webapp.context.assemble import SUMMARIZED, assemble
+from webapp.context.summary.section import cached_summary
 
 from .conftest import ask, guest_user
 from .fakes.scripted_model import ScriptedModel

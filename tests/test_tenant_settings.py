@@ -3,11 +3,11 @@ import pytest
 
 from webapp.agent.prompts import system_prompt
 from webapp.extensions import db
-from webapp.memory.context import Policy
-from webapp.memory.longterm.models import Memory
-from webapp.memory.longterm.scopes import SessionScope
-from webapp.memory.longterm.store import newest
-from webapp.memory.summaries import style_of
+from webapp.context.assemble import Policy
+from webapp.memories.models import Memory
+from webapp.memories.scopes import SessionScope
+from webapp.memories.store import newest
+from webapp.context.summary.section import style_of
 from webapp.storage import create_conversation
 
 from .accounts_support import make_account, sign_in

@@ -331,8 +331,8 @@ def test_a_lone_surrogate_is_refused_in_one_line(runner, tmp_path, text):
 
 
 def test_pins_and_exclusions_survive_export_and_import(runner, alex, tmp_path):
-    from webapp.memory.context import assemble
-    from webapp.memory.pins import set_mark
+    from webapp.context.assemble import assemble
+    from webapp.context.pins import set_mark
     from flask import current_app
     conversation = refund_conversation(alex)
     ask(alex, "Thanks", conversation)
@@ -358,8 +358,8 @@ def test_a_version_1_file_still_imports(runner, tmp_path):
 
 def test_a_hand_edited_summary_survives_export_and_import(runner, alex, tmp_path):
     from flask import current_app
-    from webapp.memory.context import assemble
-    from webapp.memory.summaries import cached_summary
+    from webapp.context.assemble import assemble
+    from webapp.context.summary.section import cached_summary
     from .viewer_support import summarized_conversation
     conversation = summarized_conversation(alex)
     summary = cached_summary(conversation)

@@ -3,8 +3,8 @@ import time
 
 from sqlalchemy import select
 
-from webapp.chat.heartbeat import MAX_FAILED_TAKEOVERS, ensure_heartbeat
-from webapp.chat.turn_runs import TurnRun
+from webapp.runs.heartbeat import MAX_FAILED_TAKEOVERS, ensure_heartbeat
+from webapp.runs.turn_runs import TurnRun
 from webapp.extensions import db
 from webapp.llm.base import Reply, ToolCall
 from webapp.llm.valid_text import valid_stream

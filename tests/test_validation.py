@@ -3,7 +3,7 @@ import pytest
 from sqlalchemy import func, select
 
 from webapp.extensions import db
-from webapp.memory.longterm.models import Memory
+from webapp.memories.models import Memory
 from webapp.models import Conversation, Turn
 from webapp.security.validation import NUL_MESSAGE, UTF8_MESSAGE, bounded_int
 

@@ -6,9 +6,17 @@ import pytest
 from webapp.cli import message_lines
 from webapp.llm import get_provider
 from webapp.llm.openai_provider import to_openai_messages
-from webapp.memory import context
-from webapp.memory.context import (COMPACTED, DROPPED, FULL, SUMMARIZED, HistoryPlan, Policy,
-                                   Section, TurnFate)
+from webapp.context import assemble
+from webapp.context.assemble import (
+    COMPACTED,
+    DROPPED,
+    FULL,
+    SUMMARIZED,
+    HistoryPlan,
+    Policy,
+    Section,
+    TurnFate,
+)
 from webapp.storage import all_turns, start_turn
 from webapp.viewer.report import NOT_FINISHED, build_report
 from webapp.viewer.whatif import WhatIfError, apply_policy, parse_what_if, what_if_policy
@@ -68,7 +76,7 @@ def test_summary_and_memory_sections_are_sent_as_shown(app, alex):
     report = build_report(conversation, app.config)
     assert [s.name for s in report.sections] == ["system", "memory", "summary", "history"]
     assert [r.fate for r in report.rows] == [SUMMARIZED] * 5 + [FULL]
-    assert all(r.reason == context.FOLDED and r.sent == [] for r in report.rows[:5])
+    assert all(r.reason == assemble.FOLDED and r.sent == [] for r in report.rows[:5])
     summary = report.sections[2]
     assert summary.detail["through_seq"] == 4 and "Dara" in summary.messages[0]["content"]
     assert report.gauge.budget == SUMMARY_BUDGET
@@ -144,8 +152,8 @@ def test_new_strategies_and_sections_show_up_without_special_cases(app, alex, mo
                        {"covers": [f.seq for f in history.fates if f.fate == SUMMARIZED]})
 
     conversation = refund_conversation(alex)
-    monkeypatch.setitem(context.STRATEGIES, "fold", plan_fold)
-    monkeypatch.setattr(context, "SECTION_SOURCES", [summary_source])
+    monkeypatch.setitem(assemble.STRATEGIES, "fold", plan_fold)
+    monkeypatch.setattr(assemble, "SECTION_SOURCES", [summary_source])
     report = build_report(conversation, app.config, Policy(strategy="fold"))
     folded = (SUMMARIZED, "folded into the summary")
     assert [(r.fate, r.reason) for r in report.rows[:2]] == [folded, folded]

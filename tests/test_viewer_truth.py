@@ -4,9 +4,9 @@ import pytest
 
 from webapp.extensions import db
 from webapp.llm.openai_provider import OpenAIProvider, to_openai_messages
-from webapp.memory.context import COMPACTED, FULL, Policy
-from webapp.memory.longterm.models import Memory
-from webapp.memory.summaries import cached_summary, summary_messages
+from webapp.context.assemble import COMPACTED, FULL, Policy
+from webapp.memories.models import Memory
+from webapp.context.summary.section import cached_summary, summary_messages
 from webapp.storage import all_turns, start_turn
 from webapp.viewer.as_sent import rebuild
 from webapp.viewer.report import build_report

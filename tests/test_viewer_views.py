@@ -130,15 +130,15 @@ def test_an_empty_conversation_says_so(guest):
 
 
 def test_memory_section_shows_why_each_memory_was_recalled(guest, conversation, monkeypatch):
-    from webapp.memory import context
+    from webapp.context import assemble
     memory = {"content": "Prefers email.", "scope": "account · personal", "turn_seq": 1,
               "conversation_id": conversation.id, "source": "distiller", "why": "recency rank 1"}
 
     def memory_source(conversation_, policy, history):
         block = [{"role": "system", "content": "Remember: prefers email."}]
-        return context.Section("memory", block, 8, {"mode": "recency", "memories": [memory]})
+        return assemble.Section("memory", block, 8, {"mode": "recency", "memories": [memory]})
 
-    monkeypatch.setattr(context, "SECTION_SOURCES", [memory_source])
+    monkeypatch.setattr(assemble, "SECTION_SOURCES", [memory_source])
     html = guest.get(f"/c/{conversation.id}/viewer").text
     order = [html.index(title) for title in ("System prompt", "Long-term memory",
                                               "Conversation history")]

@@ -32,13 +32,14 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import security
     security.init_app(app)  # bounded ids, no NUL, UTF-8; before the blueprints add their routes
 
-    from . import jobs, local_time, policy, tracing
+    from . import jobs, local_time, access, tracing
     tracing.init_app(app)  # builds an exporter only when OTEL_EXPORTER_OTLP_ENDPOINT is set
-    from .chat import identity, rendering
+    from .accounts import sign_in
+    from .chat import rendering
     jobs.init_app(app)
     local_time.init_app(app)
-    identity.init_app(app)
-    policy.init_app(app)
+    sign_in.init_app(app)
+    access.init_app(app)
     rendering.init_app(app)
     from .chat import trim_notes
     trim_notes.init_app(app)
@@ -46,10 +47,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     context_gauge.init_app(app)
 
     from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
-    from .memory import longterm
-    longterm.init_app(app)
+    from . import memories
+    memories.init_app(app)
 
-    from .memory import summary_jobs  # noqa: F401  folds the rolling summary after each turn
+    from .context.summary import jobs as summary_jobs  # noqa: F401  folds the rolling summary after each turn
 
     from .chat import views as chat
     from .chat import conversation_views  # noqa: F401  the sidebar's rename, delete and undo
@@ -67,7 +68,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import cli
     cli.init_app(app)
-    from .memory import context_cli
+    from .context import cli as context_cli
     context_cli.init_app(app)
     security.guard_commands(app)  # no NUL in any command's arguments
     from .llm.profile import announce

@@ -35,7 +35,7 @@ def get_conversation_or_404(conversation_id, action: str = READ, user=None) -> C
     if not may(user, action, conversation):
         abort(404)
     if conversation.user_id != user.id:
-        from .staff.audit import record
+        from .audit import record
         record(user, "opened conversation", conversation=conversation)
     return conversation
 
@@ -69,7 +69,7 @@ def admin_required(view):
 
 def may_edit_memory(user, scope, memory) -> bool:
     """People change the memories that are theirs; the shop-wide ones only admins, in settings."""
-    from .memory.longterm.store import editable
+    from .memories.store import editable
     return user is not None and memory is not None and editable(scope, memory)
 
 

@@ -1,8 +1,8 @@
 """The audit log: who did what to which conversation, when. It records acts, never content."""
 from sqlalchemy import select
 
-from ..extensions import db
-from ..models import AuditEntry, User
+from .extensions import db
+from .models import AuditEntry, User
 
 
 def record(actor, action: str, *, conversation=None, customer=None, tenant_id=None,

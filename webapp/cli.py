@@ -187,8 +187,8 @@ def ask(question, conversation_id, trace, email):
 @user_option
 def show(conversation_id, as_context, strategy, budget, recent, max_age_days, email):
     """Print a stored conversation, or with --context what the next request will send."""
-    from .memory.context import Policy, assemble
-    from .memory.fates import fate_lines
+    from .context.assemble import Policy, assemble
+    from .context.fate_runs import fate_lines
     conversation = owned(conversation_id, resolve_user(email))
     if not as_context:
         click.echo(f"Conversation {conversation.id}: {conversation.title} "
@@ -257,7 +257,7 @@ def purge(older_than, dry_run, yes):
         return
     click.echo(f"Deleted {purge_older_than(days, undo)} conversation(s) and "
                f"{purge_idle_guests(days)} idle guest(s).")
-    from .memory.longterm.keyword_index import forget_deleted_words
+    from .memories.keyword_index import forget_deleted_words
     forget_deleted_words()
 
 
@@ -368,7 +368,7 @@ def import_(files, fmt, email, tenant_slug):
                        f"{conversation.title}")
     if current_app.config.get("NIMBUS_MEMORY_SEARCH"):
         from .jobs import enqueue
-        from .memory.longterm.jobs import embed_conversation_job
+        from .memories.jobs import embed_conversation_job
         for conversation in conversations:
             enqueue(embed_conversation_job, conversation.id)
         click.echo("Queued its turns for similarity search (batched, in the background).")

@@ -74,7 +74,7 @@ DEFAULTS = {
     "NIMBUS_RATE_LIMIT_MEMORY_PER_IP": "300/minute",
     "NIMBUS_PROXY_HOPS": 0,  # reverse proxies in front (their X-Forwarded-For is trusted)
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
-    # Long-term memory (webapp/memory/longterm/, docs/memory.md)
+    # Long-term memory (webapp/memories/, docs/memory.md)
     "NIMBUS_MEMORY_BLOCK_LIMIT": 10,  # memories in every prompt: the newest N in scope
     "NIMBUS_MEMORY_TOOLS": True,  # save_memory, search_memories, search_history for the model
     "NIMBUS_MEMORY_SEARCH": True,  # hybrid recall (keywords + embeddings); off: keywords only

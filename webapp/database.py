@@ -39,9 +39,9 @@ def import_models() -> None:
     """Import every module that defines tables, so create_all and migrations see them all."""
     from . import models  # noqa: F401
     from .shop import models as shop_models  # noqa: F401
-    from .memory.longterm import models as memory_models  # noqa: F401
-    from .memory import summaries  # noqa: F401
-    from .memory import hints  # noqa: F401  (its listeners keep the request hints true)
+    from .memories import models as memory_models  # noqa: F401
+    from .context.summary import models as summary_models  # noqa: F401
+    from .context import hints  # noqa: F401  (its listeners keep the request hints true)
 
 
 @event.listens_for(Engine, "connect")

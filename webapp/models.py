@@ -92,7 +92,7 @@ class Conversation(db.Model):
     # The system message an imported conversation came with, sent after the shop's prompt.
     instructions: Mapped[str | None] = mapped_column(Text)
     # Set with its first pinned or left-out turn, never cleared: without it, requests skip the
-    # query for marked turns (webapp/memory/pins.py).
+    # query for marked turns (webapp/context/pins.py).
     has_marks: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
@@ -135,13 +135,13 @@ class Turn(db.Model):
     prompt_tokens: Mapped[int | None]  # provider-reported, summed over the turn's calls
     completion_tokens: Mapped[int | None]
     trace: Mapped[list] = mapped_column(JSON, default=list)
-    # What each model call received, as ids, hashes and fates (webapp/memory/manifest.py).
+    # What each model call received, as ids, hashes and fates (webapp/context/manifest.py).
     manifest: Mapped[dict | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # While pending: renewed every few seconds by the run writing it; when it goes stale the
     # run died (or never started) and any worker takes the turn over.
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=utcnow)
-    # Steering from the chat (webapp/memory/pins.py): "pinned" (always sent) or "excluded"
+    # Steering from the chat (webapp/context/pins.py): "pinned" (always sent) or "excluded"
     # (never sent); who set it and when, kept so the viewer can say so.
     mark: Mapped[str | None] = mapped_column(String(8))
     marked_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))

@@ -147,7 +147,7 @@ def test_summarize_up_to_here_and_an_edited_summary_reach_the_next_request(new_p
 
 def test_a_failed_fold_keeps_the_old_summary_and_says_so(page, live_app, monkeypatch):
     from webapp.llm.base import ProviderError
-    from webapp.memory import summary_jobs
+    from webapp.context.summary import jobs as summary_jobs
     from tests.fakes.scripted_model import ScriptedModel
     page.goto("/")
     for seq, question in enumerate(["Can I get a refund for order #1043?",

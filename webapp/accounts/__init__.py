@@ -75,7 +75,7 @@ def purge_idle_guests(days: int) -> int:
 
 
 def init_app(app) -> None:
-    from . import cli, data_rights, views
+    from . import cli, personal_data_views, views
     app.register_blueprint(views.bp)
-    app.register_blueprint(data_rights.bp)
+    app.register_blueprint(personal_data_views.bp)
     cli.init_app(app)

@@ -88,7 +88,7 @@ def list_users(tenant_slug, guests):
 @click.argument("role", type=click.Choice(ROLES))
 def set_role(email, role):
     """Give an account another role in its tenant."""
-    from ..staff.audit import record
+    from ..audit import record
     user = existing(email)
     before, user.role = user.role, role
     record(None, "changed role", customer=user, tenant_id=user.tenant_id, commit=False,
@@ -116,7 +116,7 @@ def reset_password(email, password_stdin):
 @click.argument("email")
 def delete_user(email):
     """Delete an account and all its data (as "Delete my data" does), leaving an audit entry."""
-    from .rights import delete_user_data
+    from .personal_data import delete_user_data
     user = find_user(email)
     if user is None:
         raise click.ClickException(f"no account {email}")

@@ -14,9 +14,9 @@ from flask import current_app
 from sqlalchemy import and_, delete, func, or_, select, update
 
 from ..extensions import db
-from ..memory.longterm.models import Memory
-from ..memory.longterm.scopes import ACCOUNT, ORDER, scope_label
-from ..memory.longterm.sharing import sharing_choice
+from ..memories.models import Memory
+from ..memories.scopes import ACCOUNT, ORDER, scope_label
+from ..memories.sharing import sharing_choice
 from ..models import Conversation, RequestText, Turn, User, utcnow
 from ..shop.models import Order, Ticket
 from ..transfer import export_conversation
@@ -85,7 +85,7 @@ def email_digest(email: str) -> str:
 
 def delete_user_data(user: User, requested_by: str) -> dict:
     """Delete the person and everything about them in one transaction; return what went."""
-    from ..staff.audit import record
+    from ..audit import record
     ids = select(Conversation.id).where(Conversation.user_id == user.id)
     shared = db.session.scalars(select(Memory.content).distinct()
                                 .where(their_memories(user, ids), Memory.subject_id.is_(None))).all()
@@ -107,6 +107,6 @@ def delete_user_data(user: User, requested_by: str) -> dict:
                    f"{counts['redacted_texts']} prompt text(s) of others blanked; "
                    f"email digest {digest}"))
     db.session.commit()
-    from ..memory.longterm.keyword_index import forget_deleted_words
+    from ..memories.keyword_index import forget_deleted_words
     forget_deleted_words()
     return counts

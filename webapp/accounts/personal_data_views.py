@@ -4,7 +4,7 @@ import json
 from flask import Blueprint, Response, g, render_template, request, session
 from flask_login import logout_user
 
-from .rights import delete_user_data, export_user_data
+from .personal_data import delete_user_data, export_user_data
 
 bp = Blueprint("account", __name__)
 CONFIRM_WORD = "DELETE"

@@ -5,7 +5,7 @@ from flask import (Blueprint, current_app, g, redirect, render_template, request
                    url_for)
 from flask_login import logout_user
 
-from ..chat.identity import sign_in
+from .sign_in import sign_in
 from ..extensions import db
 from ..models import User, new_session_token
 from . import find_user, get_or_create_tenant

@@ -17,8 +17,8 @@ from ..llm.profile import learn_window, profile_for
 from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
 from ..llm.tokens import calibrated_ratio, estimate_messages, estimate_tools
 from ..llm.valid_text import valid_stream
-from ..memory.window import fit
-from ..memory.manifest import ManifestRecorder
+from ..context.window import fit
+from ..context.manifest import ManifestRecorder
 from .. import tracing
 from ..extensions import db
 from ..storage import checkpoint_turn, finish_turn

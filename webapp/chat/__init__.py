@@ -1,1 +1,1 @@
-"""The chat: who is asking, the chat page's routes, replies run in the background and streamed."""
+"""The chat page: its routes, the sidebar, streaming a reply, steering and summary views."""

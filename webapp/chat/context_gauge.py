@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from ..memory.context import SUMMARY_STRATEGIES, assemble
-from ..memory.summaries import cached_summary
+from ..context.assemble import SUMMARY_STRATEGIES, assemble
+from ..context.summary.section import cached_summary
 from ..models import Conversation
 from ..storage import newest_turn
 from ..viewer.gauge import Gauge, request_gauge

@@ -11,7 +11,7 @@ from markupsafe import escape
 from ..extensions import db
 from ..models import Conversation, Turn
 from .tool_steps import ToolStep
-from .turn_runs import TurnRun
+from ..runs.turn_runs import TurnRun
 
 
 def sse(event: str, payload: str) -> str:

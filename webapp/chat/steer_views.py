@@ -5,10 +5,10 @@ the viewer's plain form comes back to the viewer at that turn.
 """
 from flask import g, redirect, render_template, request, url_for
 
-from .. import policy
+from .. import access
 from ..extensions import db, htmx
-from ..memory.pins import MarkError, set_mark
-from ..staff.audit import record
+from ..context.pins import MarkError, set_mark
+from ..audit import record
 from .views import bp, get_turn_or_404, refusal
 
 ACTIONS = {"pinned": "pinned turn", "excluded": "left out turn", None: "cleared turn mark"}
@@ -17,7 +17,7 @@ ACTIONS = {"pinned": "pinned turn", "excluded": "left out turn", None: "cleared 
 @bp.post("/c/<conversation_id>/turns/<int:seq>/mark")
 def mark_turn(conversation_id, seq):
     """Pin a turn, leave it out of the context, or clear either (mark=none)."""
-    conversation = policy.get_conversation_or_404(conversation_id, policy.APPLY)
+    conversation = access.get_conversation_or_404(conversation_id, access.APPLY)
     turn = get_turn_or_404(conversation, seq)
     mark = request.form.get("mark", "")
     mark = None if mark in ("", "none") else mark

@@ -1,18 +1,18 @@
 """The rolling summary from the chat: read it, fix it by hand, fold everything up to a turn now.
 
 A hand edit is kept and marked, and the next fold continues from it; "Summarize up to here"
-queues the fold job (webapp/memory/summary_jobs.py) and the page follows its progress.
+queues the fold job (webapp/context/summary/jobs.py) and the page follows its progress.
 """
 from flask import current_app, g, redirect, render_template, request, url_for
 
-from .. import policy
+from .. import access
 from ..extensions import db, htmx
 from ..jobs import enqueue
-from ..memory.context import SUMMARY_STRATEGIES
-from ..memory.summaries import cached_summary, style_of
-from ..memory.summary_jobs import RETRY_DELAY, fold_summary
+from ..context.assemble import SUMMARY_STRATEGIES
+from ..context.summary.section import cached_summary, style_of
+from ..context.summary.jobs import RETRY_DELAY, fold_summary
 from ..models import utcnow
-from ..staff.audit import record
+from ..audit import record
 from .views import bp, get_turn_or_404, refusal
 
 MAX_SUMMARY_CHARS = 10_000
@@ -26,7 +26,7 @@ def summary_context(conversation) -> dict:
             "folding": asked > covered and conversation.strategy in SUMMARY_STRATEGIES,
             "uses_summary": conversation.strategy in SUMMARY_STRATEGIES,
             "retry_seconds": RETRY_DELAY, "max_chars": MAX_SUMMARY_CHARS,
-            "may_change": policy.may(g.user, policy.APPLY, conversation)}
+            "may_change": access.may(g.user, access.APPLY, conversation)}
 
 
 def audit(conversation, action: str, detail: str = "") -> None:
@@ -37,7 +37,7 @@ def audit(conversation, action: str, detail: str = "") -> None:
 @bp.get("/c/<conversation_id>/summary")
 def show_summary(conversation_id):
     """Show the conversation's rolling summary: what it covers, a hand edit, a failed fold."""
-    conversation = policy.get_conversation_or_404(conversation_id, policy.READ)
+    conversation = access.get_conversation_or_404(conversation_id, access.READ)
     template = "chat/_summary.html" if htmx else "chat/summary.html"
     return render_template(template, **summary_context(conversation))
 
@@ -45,7 +45,7 @@ def show_summary(conversation_id):
 @bp.post("/c/<conversation_id>/summary")
 def edit_summary(conversation_id):
     """Replace the summary's text by hand; the next fold continues from it."""
-    conversation = policy.get_conversation_or_404(conversation_id, policy.APPLY)
+    conversation = access.get_conversation_or_404(conversation_id, access.APPLY)
     summary = cached_summary(conversation, style_of(conversation, current_app.config))
     text = (request.form.get("text") or "").replace("\r\n", "\n").strip()
     if summary is None or summary.through_seq < 0:
@@ -67,7 +67,7 @@ def edit_summary(conversation_id):
 @bp.post("/c/<conversation_id>/turns/<int:seq>/summarize")
 def summarize_up_to(conversation_id, seq):
     """Fold every turn up to this one into the summary now, in the background."""
-    conversation = policy.get_conversation_or_404(conversation_id, policy.APPLY)
+    conversation = access.get_conversation_or_404(conversation_id, access.APPLY)
     turn = get_turn_or_404(conversation, seq)
     if conversation.strategy not in SUMMARY_STRATEGIES:
         return refusal(f"This conversation's strategy ({conversation.strategy}) sends no summary; "

@@ -1,7 +1,7 @@
 """The chat's quiet notes where the request started sending less: turns that left the history
 since the previous reply's request, summarized or dropped, and pins that no longer fit.
 
-Derived only from the stored request manifests (webapp/memory/manifest.py) of a turn and the
+Derived only from the stored request manifests (webapp/context/manifest.py) of a turn and the
 one before it, so a note sits at the reply where the change happened, says what the viewer's
 fates say, and is the same on every reload.
 """

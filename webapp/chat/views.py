@@ -4,13 +4,13 @@ from flask import (Blueprint, Response, abort, current_app, g, make_response, re
 from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
 
-from .. import policy, storage
-from . import admission, turn_runs
+from .. import access, storage
+from ..runs import admission, turn_runs
 from ..extensions import htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
-from .heartbeat import close_if_abandoned
+from ..runs.heartbeat import close_if_abandoned
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
 from .titles import short_title
@@ -23,8 +23,8 @@ SEQ_MAX = 2**31 - 1  # turn numbers in URLs: anything larger cannot exist, and w
 
 
 def get_conversation_or_404(conversation_id: str):
-    """The visitor's own conversation (webapp/policy.py); a missing or foreign id answers 404."""
-    return policy.get_conversation_or_404(conversation_id, policy.OWN)
+    """The visitor's own conversation (webapp/access.py); a missing or foreign id answers 404."""
+    return access.get_conversation_or_404(conversation_id, access.OWN)
 
 
 def get_turn_or_404(conversation, seq: int):

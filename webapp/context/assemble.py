@@ -15,7 +15,7 @@ from ..extensions import db
 from ..llm.tokens import estimate_messages
 
 FULL, COMPACTED, SUMMARIZED, DROPPED = "FULL", "COMPACTED", "SUMMARIZED", "DROPPED"
-PINNED, EXCLUDED = "PINNED", "EXCLUDED"  # set from the chat on one turn (webapp/memory/pins.py)
+PINNED, EXCLUDED = "PINNED", "EXCLUDED"  # set from the chat on one turn (webapp/context/pins.py)
 KEPT = (FULL, COMPACTED, PINNED)  # the fates whose turn the request sends
 SECTION_ORDER = ("system", "memory", "summary", "history")
 FOLDED = "fell out of the window; folded into the summary"
@@ -254,4 +254,5 @@ def assemble(conversation, config, policy: Policy | None = None,
 
 
 # Registration happens on import, so every strategy and the summary section always exist.
-from . import strategies, summaries  # noqa: E402,F401
+from . import strategies
+from .summary import section as summaries  # noqa: E402,F401

@@ -6,8 +6,8 @@ from ..cli import owned, resolve_user, user_option
 from ..extensions import db
 from ..llm import ProviderError, get_provider
 from ..locks import LockBusy, named_lock
-from .context import POLICY_SETTINGS, STRATEGIES, SUMMARY_STRATEGIES, Policy
-from .summarizer import STYLES, SummaryRejected
+from .assemble import POLICY_SETTINGS, STRATEGIES, SUMMARY_STRATEGIES, Policy
+from .summary.fold import STYLES, SummaryRejected
 
 
 def init_app(app) -> None:
@@ -33,8 +33,8 @@ def describe(policy: Policy, style: str) -> str:
 @user_option
 def strategy(conversation_id, name, budget, recent, max_age_days, style, reset, email):
     """Show a conversation's context strategy, or set it and its parameters."""
-    from .summaries import style_of
-    from .summary_jobs import fold_summary
+    from .summary.section import style_of
+    from .summary.jobs import fold_summary
     from ..jobs import enqueue
     conversation = owned(conversation_id, resolve_user(email))
     settings = {} if reset else dict(conversation.settings or {})
@@ -56,7 +56,7 @@ def strategy(conversation_id, name, budget, recent, max_age_days, style, reset, 
 
 def up_to_date(conversation, style: str | None):
     """Fold whatever fell off into the summary now, waiting for a worker that is at it."""
-    from .summaries import refresh_summary
+    from .summary.section import refresh_summary
     try:
         with named_lock(f"summary:{conversation.id}"):
             provider, covered = get_provider(current_app.config), None
@@ -97,8 +97,8 @@ def summarize(conversation_id, style, email):
 @user_option
 def topics(conversation_id, email):
     """List the topics of the whole conversation: the summary's and the recent turns'."""
-    from .summaries import style_of, turns_to_fold
-    from .summarizer import fold
+    from .summary.section import style_of, turns_to_fold
+    from .summary.fold import fold
     conversation = owned(conversation_id, resolve_user(email))
     summary = up_to_date(conversation, None)
     text, found = (summary.text, list(summary.topics)) if summary else ("", [])

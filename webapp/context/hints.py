@@ -9,8 +9,8 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
 from ..models import Conversation, Tenant, User
-from .longterm.models import Memory
-from .summaries import ConversationSummary
+from ..memories.models import Memory
+from .summary.models import ConversationSummary
 
 
 def mark(connection, target, model, row_id, column: str) -> None:

@@ -10,7 +10,7 @@ from itertools import islice
 from typing import Callable, Iterable
 
 from ..models import utcnow
-from .context import COMPACTED, DROPPED, FULL, HistoryPlan, Policy, TurnFate, register
+from .assemble import COMPACTED, DROPPED, FULL, HistoryPlan, Policy, TurnFate, register
 
 
 def over_budget(policy: Policy) -> str:

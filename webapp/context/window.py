@@ -8,7 +8,7 @@ once more with the history budget halved (`budget_cap`).
 """
 from dataclasses import replace
 
-from .context import Policy, assemble
+from .assemble import Policy, assemble
 
 MIN_BUDGET = 64  # the newest turn is kept whatever the budget (strategies.py)
 

@@ -6,10 +6,10 @@ preference to everybody; with nothing to say the block is the empty string.
 from flask import current_app
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import Turn
-from ..context import SECTION_SOURCES, Section, sized
-from ..hints import memories_may_apply
+from ..extensions import db
+from ..models import Turn
+from ..context.assemble import SECTION_SOURCES, Section, sized
+from ..context.hints import memories_may_apply
 from .recall import for_prompt
 from .scopes import ACCOUNT, ORDER, SessionScope, describe, scope_label
 

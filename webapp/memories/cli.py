@@ -8,9 +8,9 @@ from flask import current_app
 from flask.cli import AppGroup
 from sqlalchemy import or_, select
 
-from ...cli import add_command, resolve_user, user_option
-from ...extensions import db
-from ...models import Turn
+from ..cli import add_command, resolve_user, user_option
+from ..extensions import db
+from ..models import Turn
 from .distiller import distil_conversation
 from .embeddings import get_embedder
 from .history import EMBED_BATCH, embed_turns_in_batches, search_turns

@@ -15,11 +15,11 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import select
 
-from ...extensions import db
-from ...llm import get_provider
-from ...llm.base import ContextTooLong, ProviderError, Reply
-from ...locks import LockBusy, named_lock
-from ...models import Conversation, Turn, utcnow
+from ..extensions import db
+from ..llm import get_provider
+from ..llm.base import ContextTooLong, ProviderError, Reply
+from ..locks import LockBusy, named_lock
+from ..models import Conversation, Turn, utcnow
 from .models import DistillCheckpoint, Memory
 from .phrasing import fact_key
 from .scopes import TENANT_WORD, InvalidScope, SessionScope
@@ -101,7 +101,7 @@ def ask_model(messages: list[dict], config, provider=None, schema: dict | None =
     provider = provider or get_provider({**config, "NIMBUS_MODEL": model})
     options = {}
     if getattr(provider, "takes_options", False):
-        from ...llm.profile import profile_for
+        from ..llm.profile import profile_for
         options = {"purpose": "background", "max_tokens": profile_for(config).output_reserve(
             config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)}
         if schema is not None:

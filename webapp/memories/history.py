@@ -1,8 +1,8 @@
 """Conversation search: the same hybrid ranking over a person's own past turns (question + answer)."""
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import Conversation, Turn
+from ..extensions import db
+from ..models import Conversation, Turn
 from .embeddings import QueryEmbedding, embed_many
 from .keywords import turn_scores
 from .models import TurnVector

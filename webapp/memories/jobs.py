@@ -9,11 +9,11 @@ from flask import current_app
 from huey import crontab
 from sqlalchemy import func, select
 
-from ...agent.loop import AFTER_TURN
-from ...extensions import db
-from ...jobs import app_context, enqueue, huey, job
-from ...models import Conversation, Turn, utcnow
-from ..context import COMPACTED, FULL
+from ..agent.loop import AFTER_TURN
+from ..extensions import db
+from ..jobs import app_context, enqueue, huey, job
+from ..models import Conversation, Turn, utcnow
+from ..context.assemble import COMPACTED, FULL
 from .distiller import distil_conversation
 from .history import embed_turns_in_batches, store_turn_vector
 from .models import DistillCheckpoint

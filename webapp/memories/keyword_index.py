@@ -6,7 +6,7 @@ Deleting a row deletes its index entry (the triggers; PostgreSQL indexes the row
 """
 from sqlalchemy import event, text
 
-from ...extensions import db
+from ..extensions import db
 
 SQLITE_DDL = {
     "memories_fts": ("memories", "content"),

@@ -9,9 +9,9 @@ from typing import Callable
 
 from sqlalchemy import and_, column, func, literal_column, or_, select, table, text
 
-from ...extensions import db
-from ...local_time import reader_zone, stored, wall_clock_now
-from ...models import Conversation, Turn
+from ..extensions import db
+from ..local_time import reader_zone, stored, wall_clock_now
+from ..models import Conversation, Turn
 from .dates import find_dates
 from . import keyword_index  # noqa: F401 (its listeners create the indexes with the tables)
 from .models import Memory

@@ -8,8 +8,8 @@ from datetime import datetime
 from sqlalchemy import CheckConstraint, ForeignKey, Index, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ...extensions import db
-from ...models import utcnow
+from ..extensions import db
+from ..models import utcnow
 
 SOURCES = ("distilled", "tool", "hand")  # the distiller, the save_memory tool, added by hand
 

@@ -7,7 +7,7 @@ advice ("remember to…" asks for something once; it is not a fact about anybody
 import json
 import re
 
-from ...llm.offline import TASKS
+from ..llm.offline import TASKS
 from .distiller import MARKER
 from .phrasing import in_note_form
 

@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 from sqlalchemy import select
 
-from ...extensions import db
+from ..extensions import db
 from .embeddings import EmbedderUnavailable, QueryEmbedding, from_bytes
 from .keywords import memory_matches
 from .models import Memory

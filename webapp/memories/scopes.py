@@ -8,8 +8,8 @@ from functools import cached_property
 
 from sqlalchemy import and_, or_, select
 
-from ...extensions import db
-from ...shop.models import Order
+from ..extensions import db
+from ..shop.models import Order
 from .models import Memory
 
 TENANT_WORD = "workspace"  # the shop as a whole: memorable NULL

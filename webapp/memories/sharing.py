@@ -2,8 +2,8 @@
 
 The choice gates only what is written from then on; nothing already stored is hidden or removed.
 """
-from ...extensions import db
-from ...models import utcnow
+from ..extensions import db
+from ..models import utcnow
 from .models import MemorySharing
 
 

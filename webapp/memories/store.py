@@ -5,9 +5,9 @@ the tenant always comes from the SessionScope, which comes from the conversation
 """
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models import utcnow
-from ...security.validation import bounded_int
+from ..extensions import db
+from ..models import utcnow
+from ..security.validation import bounded_int
 from .embeddings import embed_many
 from .models import Memory
 from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope

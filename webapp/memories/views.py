@@ -9,13 +9,21 @@ from flask import (Blueprint, abort, current_app, g, redirect, render_template, 
 
 from sqlalchemy import select
 
-from ...extensions import db, htmx
-from ...models import Conversation
-from ...policy import may_edit_memory
+from ..extensions import db, htmx
+from ..models import Conversation
+from ..access import may_edit_memory
 from .history import search_turns
 from .phrasing import about, to_you
-from .scopes import (ACCOUNT, ORDER, SCOPE_WORDS, TENANT_WORD, InvalidScope, SessionScope,
-                     applies_to, scope_label)
+from .scopes import (
+    ACCOUNT,
+    ORDER,
+    SCOPE_WORDS,
+    TENANT_WORD,
+    InvalidScope,
+    SessionScope,
+    applies_to,
+    scope_label,
+)
 from .sharing import set_memory_sharing, shares_memories, sharing_choice
 from .store import InvalidMemory, delete_memory, editable, newest, remember, update_content, visible
 
@@ -28,7 +36,7 @@ SEARCH_LIMIT = 8
 def get_editable_memory_or_404(scope: SessionScope, memory_id: int):
     """A memory the visitor may change; a foreign, unknown or read-only one answers 404."""
     memory = visible(scope, memory_id)
-    if not may_edit_memory(g.user, scope, memory):  # the access rules live in webapp/policy.py
+    if not may_edit_memory(g.user, scope, memory):  # the access rules live in webapp/access.py
         abort(404)
     return memory
 

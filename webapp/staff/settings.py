@@ -7,9 +7,9 @@ turns), the summary (style), the system prompt (name, extra instructions) and ne
 """
 from ..extensions import db
 from ..security.validation import whole_number
-from ..memory import strategies  # noqa: F401  registers the strategies named in STRATEGIES
-from ..memory.context import STRATEGIES
-from ..memory.summarizer import STYLES
+from ..context import strategies  # noqa: F401  registers the strategies named in STRATEGIES
+from ..context.assemble import STRATEGIES
+from ..context.summary.fold import STYLES
 
 MAX_BUDGET = 1_000_000
 MAX_RECENT = 100

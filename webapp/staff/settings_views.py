@@ -7,12 +7,12 @@ from flask import Blueprint, abort, current_app, g, redirect, render_template, r
 from sqlalchemy import select
 
 from ..extensions import db
-from ..memory.context import STRATEGIES
-from ..memory.longterm.models import Memory
-from ..memory.longterm.scopes import TENANT_WORD, SessionScope
-from ..memory.longterm.store import InvalidMemory, delete_memory, remember, update_content
-from ..memory.summarizer import STYLES
-from ..policy import admin_required
+from ..context.assemble import STRATEGIES
+from ..memories.models import Memory
+from ..memories.scopes import TENANT_WORD, SessionScope
+from ..memories.store import InvalidMemory, delete_memory, remember, update_content
+from ..context.summary.fold import STYLES
+from ..access import admin_required
 from .settings import InvalidSettings, parse_settings, save_settings
 
 bp = Blueprint("tenant", __name__, url_prefix="/staff")

@@ -12,9 +12,9 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..models import Conversation, ShareLink, utcnow
-from ..policy import READ, get_conversation_or_404, staff_required
+from ..access import READ, get_conversation_or_404, staff_required
 from ..security.validation import whole_number
-from .audit import record
+from ..audit import record
 
 bp = Blueprint("shares", __name__)
 public_bp = Blueprint("share", __name__)

@@ -2,9 +2,9 @@
 from flask import Blueprint, current_app, g, render_template, request, url_for
 
 from .. import storage
-from ..policy import READ, admin_required, get_conversation_or_404, staff_required
+from ..access import READ, admin_required, get_conversation_or_404, staff_required
 from ..security.validation import whole_number
-from .audit import entries
+from ..audit import entries
 from .console import Filters, InvalidFilter, conversation_page
 from .shares import listed_links
 

@@ -5,7 +5,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..llm.messages import final_answer
-from ..memory.summaries import ConversationSummary
+from ..context.summary.models import ConversationSummary
 from ..models import Conversation, RequestText
 
 FORMAT = "nimbus.conversation"
@@ -31,7 +31,7 @@ def export_conversation(conversation: Conversation) -> dict:
                       for s in db.session.scalars(select(ConversationSummary).where(
                           ConversationSummary.conversation_id == conversation.id))
                       if s.through_seq >= 0],
-        # The texts the turns' request manifests refer to by hash (webapp/memory/manifest.py).
+        # The texts the turns' request manifests refer to by hash (webapp/context/manifest.py).
         "request_texts": dict(db.session.execute(
             select(RequestText.hash, RequestText.text)
             .where(RequestText.conversation_id == conversation.id)).all()),

@@ -15,8 +15,8 @@ from ..chat.titles import short_title
 from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
-from ..memory.manifest import store_texts, text_hash
-from ..memory.summaries import ConversationSummary
+from ..context.manifest import store_texts, text_hash
+from ..context.summary.models import ConversationSummary
 from ..models import Conversation, Turn, User, utcnow
 from .export import READS
 from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord, bounded_text,

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
                       field_validator, model_validator)
 
-from ..memory.context import STRATEGIES
-from ..memory.summarizer import STYLES
+from ..context.assemble import STRATEGIES
+from ..context.summary.fold import STYLES
 
 INT32 = 2**31 - 1  # token counts are INTEGER columns
 # One imported message at most: 25 times the chat's NIMBUS_MAX_MESSAGE_CHARS, room for a pasted
@@ -125,7 +125,7 @@ class SentMessage(Strict):
 
 
 class SentSection(Strict):
-    """One section of a request manifest (webapp/memory/manifest.py): texts by hash, history by seq."""
+    """One section of a request manifest (webapp/context/manifest.py): texts by hash, history by seq."""
     name: Annotated[str, Field(min_length=1, max_length=40)]
     tokens: Count = 0
     messages: list[SentMessage] = []

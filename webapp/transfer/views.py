@@ -11,7 +11,7 @@ from flask import Blueprint, Response, current_app, g, render_template, request
 
 from ..extensions import db
 from ..models import User
-from ..policy import get_conversation_or_404
+from ..access import get_conversation_or_404
 from .export import export_conversation, export_markdown, export_openai
 from .formats import FORMATS
 from .importer import InvalidImport, import_all, load, parse
@@ -72,7 +72,7 @@ def upload():
         return render_template("transfer/import.html", formats=FORMATS, imported=None,
                                error=f"Nothing was imported: {error}", chosen=fmt), 400
     if owner.id != g.user.id:
-        from ..staff.audit import record
+        from ..audit import record
         record(g.user, "imported conversations", customer=owner,
                detail=f"{len(conversations)} conversation(s)")
         db.session.commit()

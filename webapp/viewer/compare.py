@@ -2,7 +2,7 @@
 turns whose fate differs, found by comparing the two sets of fate runs (never every turn)."""
 from dataclasses import dataclass
 
-from ..memory.context import Policy, assemble
+from ..context.assemble import Policy, assemble
 from .fates import FateRun, Fates
 from .strip import Strip, fate_strip
 from .whatif import WhatIfError, parse_what_if

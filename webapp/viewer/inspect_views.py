@@ -5,9 +5,9 @@ from pathlib import Path
 
 from flask import abort, current_app, jsonify, render_template, request
 
-from ..policy import get_conversation_or_404
+from ..access import get_conversation_or_404
 from ..extensions import htmx
-from ..memory.context import STRATEGIES
+from ..context.assemble import STRATEGIES
 from ..storage import get_turn
 from .as_sent import rebuild
 from .compare import CompareError, compare_strategies

@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from ..extensions import db
-from ..memory.context import STRATEGIES, ContextPlan, Policy, Section, assemble
+from ..context.assemble import STRATEGIES, ContextPlan, Policy, Section, assemble
 from ..models import Conversation, Turn
 from .chart import CostChart, cost_chart
 from .fates import FateRun, Fates

@@ -4,7 +4,7 @@ import json
 from flask import (Blueprint, current_app, jsonify, make_response, redirect, render_template,
                    request, url_for)
 
-from ..policy import APPLY, get_conversation_or_404
+from ..access import APPLY, get_conversation_or_404
 from ..extensions import htmx
 from ..models import utcnow
 from .payload import report_payload
@@ -46,7 +46,7 @@ def render_viewer(report, error=None, notice=None, status=200, static_report=Fal
             return f"#turn-{seq + 1}"
         return turn_link(conversation.id, seq, report.turn_total, query)
 
-    from ..memory.summaries import cached_summary
+    from ..context.summary.section import cached_summary
     summary = cached_summary(conversation)
     context = {"summary_problem": summary.problem if summary is not None else None,
                "report": report, "error": error, "notice": notice, "page_url": page_url,
