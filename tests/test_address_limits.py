@@ -193,3 +193,21 @@ def test_with_redis_down_the_lock_out_still_holds_and_nothing_answers_500(limite
         assert sign_in(attacker, "kim@example.com", "guess guess").status_code == 401
     assert sign_in(attacker, "kim@example.com").status_code == 401
     assert sign_in(from_address(app, OWNER), "kim@example.com").status_code == 303
+
+
+def test_with_redis_a_lock_out_on_one_worker_holds_on_every_other(limited):
+    import secrets
+
+    import redis
+    url = "redis://127.0.0.1:6379/15"
+    redis.Redis.from_url(url).ping()  # the scale path needs a running Redis
+    prefix = f"nimbus-test-{secrets.token_hex(4)}"
+    workers = [limited(REDIS_URL=url, RATELIMIT_KEY_PREFIX=prefix, NIMBUS_JOBS_IMMEDIATE=True,
+                       NIMBUS_LOGIN_MAX_FAILURES=2) for _ in range(2)]
+    make_account("kim@example.com")
+    for worker in workers:
+        assert sign_in(from_address(worker, ATTACKER), "kim@example.com", "guess").status_code == 401
+    assert sign_in(from_address(workers[1], ATTACKER), "kim@example.com").status_code == 401
+    assert sign_in(from_address(workers[0], OWNER), "kim@example.com").status_code == 303
+    keys = redis.Redis.from_url(url).keys(f"*{prefix}*")
+    assert keys and redis.Redis.from_url(url).delete(*keys)
