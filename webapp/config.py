@@ -55,8 +55,11 @@ DEFAULTS = {
     "NIMBUS_SESSION_HOURS": 12.0,  # a signed-in session ends after this long idle
     "NIMBUS_REMEMBER_DAYS": 30.0,  # "remember me" keeps the browser signed in this long
     "NIMBUS_GUEST_DAYS": 30.0,  # a browser keeps its guest (and its conversations) this long
-    "NIMBUS_LOGIN_MAX_FAILURES": 5,  # wrong passwords in a row before the account locks
-    "NIMBUS_LOGIN_LOCK_MINUTES": 15,  # how long a locked account refuses every password
+    # Lock-out (webapp/accounts/lockout.py): per account and address, with a far higher ceiling
+    # per account, so an attacker who knows an email cannot lock its owner out from elsewhere
+    "NIMBUS_LOGIN_MAX_FAILURES": 5,  # wrong passwords for one account from one address ...
+    "NIMBUS_LOGIN_LOCK_MINUTES": 15,  # ... within this long lock that address out of it
+    "NIMBUS_LOGIN_ACCOUNT_MAX_FAILURES": 100,  # from all addresses within that long: locked for all
     "NIMBUS_SHARE_DAYS": 7,  # share links expire after this many days unless staff choose
     "NIMBUS_CONSOLE_PAGE_SIZE": 50,  # staff console: conversations per page
     "REDIS_URL": None,
@@ -72,6 +75,10 @@ DEFAULTS = {
     "NIMBUS_RATE_LIMIT_SENDS_PER_IP": "200/minute;3000/hour",
     "NIMBUS_RATE_LIMIT_MEMORY_PER_SESSION": "30/minute;300/hour",
     "NIMBUS_RATE_LIMIT_MEMORY_PER_IP": "300/minute",
+    "NIMBUS_RATE_LIMIT_SIGN_IN_PER_IP": "10/minute;100/hour",  # failed sign-ins, any account
+    "NIMBUS_RATE_LIMIT_SIGN_UP_PER_IP": "10/minute;50/hour",  # sign-up forms sent
+    "NIMBUS_RATE_LIMIT_GUESTS_PER_IP": "20/minute;200/hour",  # new browsers (each makes a guest)
+    "NIMBUS_RATE_LIMIT_SHARE_OPENS_PER_IP": "60/minute;600/hour",  # /s/TOKEN pages, found or not
     "NIMBUS_PROXY_HOPS": 0,  # reverse proxies in front (their X-Forwarded-For is trusted)
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
     # Long-term memory (webapp/memories/, docs/memory.md)
@@ -104,7 +111,7 @@ INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_IMPORT_MAX_BYTES", "NIMBUS_PROXY_HOPS"
             "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",
             "NIMBUS_VIEWER_PAGE_TURNS", "NIMBUS_MAX_RUNS", "NIMBUS_BUSY_RETRY_AFTER",
             "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW", "NIMBUS_LOGIN_MAX_FAILURES",
-            "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE",
+            "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_LOGIN_ACCOUNT_MAX_FAILURES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE",
             "NIMBUS_CHAT_PAGE_TURNS", "NIMBUS_DELETE_UNDO_SECONDS"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_FIRST_TOKEN_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
               "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",

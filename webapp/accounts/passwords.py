@@ -1,15 +1,14 @@
 """Passwords: argon2id hashes (argon2-cffi's current defaults), generated passwords, sign-in checks.
 
-Repeated failures lock the account for a while: a counter and an until-timestamp on the user row,
-so the lock holds across processes without Redis.
+Repeated failures lock the account for a while, from the address they came from (lockout.py).
 """
 import secrets
-from datetime import timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from ..extensions import db
+from .lockout import count_failure, forget_failures, is_locked
 from ..models import User, new_session_token, utcnow
 
 hasher = PasswordHasher()
@@ -57,21 +56,20 @@ def check_password(user: User | None, password: str) -> bool:
     return True
 
 
-def authenticate(user: User | None, password: str, config) -> tuple[User | None, str | None]:
-    """(user, None) on success; (None, what to tell the person) otherwise. Commits the counter."""
-    now = utcnow()
-    if user is not None and user.locked_until is not None and user.locked_until > now:
+def authenticate(user: User | None, password: str, config,
+                 address: str) -> tuple[User | None, str | None]:
+    """(user, None) on success; (None, what to tell the person) otherwise. Commits the counter.
+    `address` is the client's IP: a lock-out holds for that account from that address."""
+    if user is not None and is_locked(user, address, config):
         check_password(None, password)  # as long as a wrong password takes
         # Said exactly like a wrong password: a different answer would tell which accounts exist.
         return None, WRONG
     if not check_password(user, password):
         if user is not None:
-            user.failed_logins += 1
-            if user.failed_logins >= config["NIMBUS_LOGIN_MAX_FAILURES"]:
-                user.locked_until = now + timedelta(minutes=config["NIMBUS_LOGIN_LOCK_MINUTES"])
-                user.failed_logins = 0
+            count_failure(user, address, config)
             db.session.commit()
         return None, WRONG
-    user.failed_logins, user.locked_until, user.last_login_at = 0, None, now
+    forget_failures(user, address, config)
+    user.last_login_at = utcnow()
     db.session.commit()
     return user, None

@@ -12,6 +12,7 @@ from flask_login import LoginManager, current_user, login_user
 from . import create_guest
 from ..extensions import db
 from ..models import User
+from ..security.limits import refuse_new_guest
 from ..security.validation import whole_number
 
 login_manager = LoginManager()
@@ -75,6 +76,9 @@ def load_user():
         return None
     if not current_app.config["NIMBUS_GUESTS"]:
         return login_manager.unauthorized()
+    refused = refuse_new_guest()  # a script without cookies would make a guest per request
+    if refused is not None:
+        return refused  # before anything is written: a refused visitor leaves no row
     g.user = create_guest(current_app.config["NIMBUS_DEMO_TENANT"])
     sign_in(g.user, remember=True, days=current_app.config["NIMBUS_GUEST_DAYS"])
     return None

@@ -39,14 +39,16 @@ def signed_in_account():
 
 @bp.route("/login", methods=["GET", "POST"])
 def login():
-    """Sign in with email and password; repeated failures lock the account for a while."""
+    """Sign in with email and password; repeated failures lock the account, from that address,
+    for a while."""
     if request.method == "GET":
         return render_template("accounts/login.html", next=safe_next(request.args.get("next")))
     email = request.form.get("email", "").strip().lower()[:MAX_EMAIL_CHARS]
     user = find_user(email) if email else None
     if user is not None and user.is_guest:
         user = None  # guests have no password: the name is only theirs in one browser
-    user, error = authenticate(user, request.form.get("password", "")[:1000], current_app.config)
+    user, error = authenticate(user, request.form.get("password", "")[:1000], current_app.config,
+                               request.remote_addr or "")  # the proxy's client with NIMBUS_PROXY_HOPS
     if error:
         return render_template("accounts/login.html", error=error, email=email,
                                next=safe_next(request.form.get("next"))), 401

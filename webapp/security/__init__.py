@@ -5,7 +5,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 def init_app(app) -> None:
     """Everything but the rate limits; call before the blueprints register their routes."""
-    from . import headers, refusals, validation
+    from . import counters, headers, refusals, validation
+    counters.init_app(app)  # new guests and failed sign-ins are counted before any view
     validation.init_app(app)  # it replaces the `int` URL converter the routes are built with
     refusals.init_app(app)
     headers.init_app(app)

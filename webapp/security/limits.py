@@ -1,8 +1,9 @@
-"""Rate limits on what writes: sends (each costs a model call) and memory writes, per browser
-session and per IP, with Flask-Limiter; counters in Redis with REDIS_URL, else in memory.
+"""Rate limits with Flask-Limiter: sends (each costs a model call) and memory writes per browser
+session and per IP; sign-ins, sign-ups and share-link opens per IP (nobody is signed in yet), and
+new guests per IP. Counters in Redis with REDIS_URL, else in memory.
 
-The limits apply by endpoint (WRITES below), so a view need not know about them; a new route
-that sends to the model or writes memories joins by adding its endpoint there.
+The limits apply by endpoint (WRITES, PER_ADDRESS below), so a view need not know about them; a
+new route that sends to the model or writes memories joins by adding its endpoint there.
 """
 import time
 
@@ -10,7 +11,8 @@ from flask import current_app, g, request
 from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
-from .refusals import refusal
+from .counters import counters
+from .refusals import refusal, wants_json
 
 # endpoint -> the kind of write it is; endpoints of one kind share their counters
 WRITES = {
@@ -19,10 +21,22 @@ WRITES = {
     "memories.add_memory": "memory",
     "memories.edit_memory": "memory",
 }
+# endpoint -> (kind, methods counted, count only answers with this status or every one)
+PER_ADDRESS = {
+    "auth.login": ("sign_in", ["POST"], 401),  # failed sign-ins: a busy office signs in freely
+    "auth.signup": ("sign_up", ["POST"], None),
+    "share.show_shared": ("share_opens", ["GET"], None),  # guessing tokens, or audit-log floods
+}
 MESSAGES = {
     "sends": "You are sending messages faster than Nimbus can answer them. "
              "Please wait a moment and send again.",
     "memory": "That is a lot of memory changes at once. Please wait a moment and try again.",
+    "sign_in": "Too many sign-in attempts from your address. Please wait a moment and try again.",
+    "sign_up": "Too many sign-ups from your address. Please wait a moment and try again.",
+    "share_opens": "Too many share links opened from your address. "
+                   "Please wait a moment and try again.",
+    "guests": "Too many new visitors from your address. Please wait a moment and try again, "
+              "or sign in.",
 }
 
 
@@ -33,20 +47,40 @@ def by_session() -> str:
 
 
 def config_key(kind: str, per: str) -> str:
-    return f"NIMBUS_RATE_LIMIT_{'SENDS' if kind == 'sends' else 'MEMORY'}_PER_{per}"
+    return f"NIMBUS_RATE_LIMIT_{kind.upper()}_PER_{per}"
+
+
+def kind_of(endpoint: str | None) -> str:
+    return WRITES.get(endpoint) or PER_ADDRESS.get(endpoint, ("sends",))[0]
+
+
+def too_fast(kind: str, wait: int):
+    """429 with what to do, where the visitor looks (JSON for JSON clients), and when to retry."""
+    message = MESSAGES[kind].replace("a moment", f"{wait} second{'s' if wait != 1 else ''}")
+    headers = {"Retry-After": str(wait)}
+    if wants_json():
+        return {"error": message}, 429, headers
+    return refusal(message, 429, headers)
 
 
 def refuse_too_fast(error: RateLimitExceeded):
-    """429 with what to do, where the visitor looks, and when to try again."""
     breached = current_app.extensions["nimbus_limiter"].current_limit
     wait = max(1, int(breached.reset_at - time.time())) if breached else 60
-    message = MESSAGES[WRITES.get(request.endpoint, "sends")]  # says the wait Retry-After says
-    message = message.replace("a moment", f"{wait} second{'s' if wait != 1 else ''}")
-    return refusal(message, 429, {"Retry-After": str(wait)})
+    return too_fast(kind_of(request.endpoint), wait)
+
+
+def refuse_new_guest():
+    """A 429 when this address made its share of guests lately, else None (and it is counted)."""
+    config = current_app.config
+    if not config["NIMBUS_RATE_LIMIT_ENABLED"]:
+        return None
+    wait = counters().spend(config["NIMBUS_RATE_LIMIT_GUESTS_PER_IP"], "guests",
+                            get_remote_address())
+    return too_fast("guests", wait) if wait else None
 
 
 def init_app(app) -> None:
-    """Attach the limits to the WRITES endpoints (call after the blueprints are registered)."""
+    """Attach the limits to their endpoints (call after the blueprints are registered)."""
     config = app.config
     config["RATELIMIT_ENABLED"] = bool(config["NIMBUS_RATE_LIMIT_ENABLED"])
     config["RATELIMIT_STORAGE_URI"] = config.get("REDIS_URL") or "memory://"
@@ -66,4 +100,11 @@ def init_app(app) -> None:
             view = limiter.shared_limit(config[config_key(kind, per)], scope=f"{kind}-{per}",
                                         key_func=key, error_message=MESSAGES[kind])(view)
         app.view_functions[endpoint] = view
+    for endpoint, (kind, methods, status) in PER_ADDRESS.items():
+        if endpoint in app.view_functions:
+            deduct_when = (lambda response, status=status: response.status_code == status) \
+                if status else None
+            app.view_functions[endpoint] = limiter.shared_limit(
+                config[config_key(kind, "IP")], scope=f"{kind}-IP", methods=methods,
+                deduct_when=deduct_when, error_message=MESSAGES[kind])(app.view_functions[endpoint])
     app.register_error_handler(RateLimitExceeded, refuse_too_fast)

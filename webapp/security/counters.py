@@ -1,0 +1,62 @@
+"""Counts that no view decorator can keep: new guests per address (made before any view runs),
+failed sign-ins per account and address. In Redis with REDIS_URL (shared by every worker), else
+in this process's memory; while Redis is down they count in memory, never a 500."""
+import logging
+import math
+import time
+
+from flask import current_app
+from limits import parse_many
+from limits.storage import MemoryStorage, storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+
+log = logging.getLogger(__name__)
+RETRY_STORAGE_SECONDS = 30  # after a failed call, memory counts this long before Redis is tried
+
+
+class Counters:
+    """Moving-window counters under one key prefix, with an in-memory stand-in for outages."""
+
+    def __init__(self, uri: str, prefix: str):
+        self.primary = MovingWindowRateLimiter(storage_from_string(uri))
+        self.fallback = MovingWindowRateLimiter(MemoryStorage())
+        self.prefix = prefix
+        self.down_until = 0.0
+
+    def call(self, method: str, *args):
+        if time.monotonic() >= self.down_until:
+            try:
+                return getattr(self.primary, method)(*args)
+            except Exception as error:  # Redis refused or timed out: count here meanwhile
+                log.warning("counter storage unreachable, counting in memory: %s", error)
+                self.down_until = time.monotonic() + RETRY_STORAGE_SECONDS
+        return getattr(self.fallback, method)(*args)
+
+    def spend(self, limits: str, *key: str) -> int | None:
+        """Count one if every limit has room and return None; else the seconds to wait, and
+        nothing is counted."""
+        items = parse_many(limits)
+        for item in items:
+            if not self.call("test", item, self.prefix, *key):
+                stats = self.call("get_window_stats", item, self.prefix, *key)
+                return max(1, math.ceil(stats.reset_time - time.time()))
+        for item in items:
+            self.call("hit", item, self.prefix, *key)
+        return None
+
+    def spent(self, limits: str, *key: str) -> bool:
+        """True when one of the limits has no room left."""
+        return any(not self.call("test", item, self.prefix, *key) for item in parse_many(limits))
+
+    def forget(self, limits: str, *key: str) -> None:
+        for item in parse_many(limits):
+            self.call("clear", item, self.prefix, *key)
+
+
+def counters() -> Counters:
+    return current_app.extensions["nimbus_counters"]
+
+
+def init_app(app) -> None:
+    prefix = f"{app.config.get('RATELIMIT_KEY_PREFIX') or 'nimbus-limits'}-counters"
+    app.extensions["nimbus_counters"] = Counters(app.config.get("REDIS_URL") or "memory://", prefix)
