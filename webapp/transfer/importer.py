@@ -232,18 +232,6 @@ def check_nimbus(data: dict) -> Checked:
     return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions)
 
 
-def parse(data, fmt: str = "auto", progress=None) -> list[Checked]:
-    """Every conversation of a loaded file, checked: nothing is written yet."""
-    from .formats import read
-    return read(data, fmt, progress)
-
-
-def import_conversation(data, user: User) -> Conversation:
-    """Create a new conversation for `user` from a one-conversation file; nothing is written on
-    a refusal."""
-    return import_all(parse(data), user)[0]
-
-
 def import_all(checked: list[Checked], user: User, progress=None) -> list[Conversation]:
     """Store every checked conversation for `user` in one commit; `progress(turns)` is called
     after each conversation with how many turns it held."""
