@@ -13,7 +13,7 @@ from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
 from ..runs.heartbeat import close_if_abandoned
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
-from .titles import short_title
+from ..titles import short_title
 from .tool_steps import steps_of
 
 bp = Blueprint("chat", __name__)

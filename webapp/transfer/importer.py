@@ -11,7 +11,7 @@ from datetime import datetime
 from pydantic import ValidationError
 from sqlalchemy import insert
 
-from ..chat.titles import short_title
+from ..titles import short_title
 from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
