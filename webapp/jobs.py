@@ -21,8 +21,9 @@ from huey import RedisHuey, SqliteHuey, crontab
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
+from .hooks import JOBS  # name → task, so the sweep can queue a crashed job again
+
 log = logging.getLogger(__name__)
-JOBS: dict = {}  # name → task, so the sweep can queue a crashed job again
 QUEUED = "queued again"  # the owner of a lease the sweep handed back to the queue
 MAX_CRASHES = 3  # a job whose worker died this often is given up (and logged)
 INSTANCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "instance")
@@ -45,6 +46,12 @@ def init_app(app) -> None:
     """Tests (and NIMBUS_JOBS_IMMEDIATE=1) run jobs inline, synchronously, in the caller's app."""
     huey.immediate = bool(app.config.get("TESTING") or app.config.get("NIMBUS_JOBS_IMMEDIATE"))
     app.extensions["huey"] = huey
+
+
+def register_jobs(*tasks) -> None:
+    """The tasks a package runs on the worker, by name (the sweep queues a crashed one again)."""
+    for task in tasks:
+        JOBS[task.name] = task
 
 
 def app_context():
@@ -70,7 +77,6 @@ def job(retries: int = 2, retry_delay: int = 10, **task_options):
                     log.info("%s%s runs on another worker", func.__name__, args)
                     return None
                 return func(*args, **kwargs)
-        JOBS[func.__name__] = task
         return task
     return wrap
 
