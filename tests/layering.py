@@ -11,6 +11,7 @@ ROLES = {"*.models": "leaves", "*.views": "web", "*_views": "web", "*.cli": "com
 # Then its package (or the module itself, at the top of webapp/).
 PLACES = {
     "hooks": "leaves", "config": "leaves", "extensions": "leaves", "models": "leaves",
+    "shop.order_numbers": "leaves",  # the one order-number pattern: the offline model reads it
     "llm": "infrastructure", "local_time": "infrastructure", "locks": "infrastructure",
     "security": "infrastructure", "tracing": "infrastructure", "audit": "infrastructure",
     "jobs": "infrastructure", "storage": "infrastructure", "titles": "infrastructure",
@@ -112,7 +113,7 @@ def layer_of(name: str) -> str | None:
     for pattern, layer in ROLES.items():
         if fnmatch(name, pattern):
             return layer
-    return PLACES.get(name, PLACES.get(name.split(".")[0]))
+    return PLACES.get(name, PLACES.get(name.split(".")[0]))  # the module's own place first
 
 
 def upward(edges: dict[str, set[str]]) -> list[str]:
