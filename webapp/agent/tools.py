@@ -38,7 +38,7 @@ def tool(name: str, description: str, properties: dict, required=(), enabled=Non
 
 
 def register_tools(*funcs) -> None:
-    """Offer these @tool functions to the model (again: the same tool, under its name)."""
+    """Offer these @tool functions to the model, by name (offering one twice changes nothing)."""
     for func in funcs:
         REGISTRY[func.tool.name] = func.tool
 
