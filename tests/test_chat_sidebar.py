@@ -5,7 +5,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from webapp.chat.sidebar import date_group
-from webapp.chat.titles import short_title
+from webapp.titles import short_title
 from webapp.extensions import db
 from webapp.models import Conversation, utcnow
 

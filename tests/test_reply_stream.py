@@ -8,7 +8,7 @@ from webapp.locks import conversation_lock
 from webapp.models import Turn
 from webapp.chat.reply_stream import sse
 from webapp.storage import create_conversation, start_turn
-from webapp.runs.turn_runs import run_for
+from webapp.runs.heartbeat import run_for
 from webapp.models import StopRequest
 
 from .conftest import sse_events, use_provider, wait_for_replies

@@ -129,7 +129,7 @@ def test_a_busy_worker_refuses_a_send_politely_and_stores_nothing(app, guest, pa
 
 def test_runs_beyond_the_limit_wait_for_a_slot_instead_of_failing(app, alex):
     import threading
-    from webapp.runs.turn_runs import run_for
+    from webapp.runs.heartbeat import run_for
     from .fakes.paced_model import PacedModel
     app.config["NIMBUS_MAX_RUNS"] = 1
     gate = threading.Event()

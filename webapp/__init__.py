@@ -35,30 +35,21 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import jobs, local_time, access, tracing
     tracing.init_app(app)  # builds an exporter only when OTEL_EXPORTER_OTLP_ENDPOINT is set
     from .accounts import sign_in
-    from .chat import rendering
-    jobs.init_app(app)
+    jobs.init_app(app)  # the queue, from this config: the worker builds its app here too
     local_time.init_app(app)
     sign_in.init_app(app)
     access.init_app(app)
-    rendering.init_app(app)
-    from .chat import trim_notes
-    trim_notes.init_app(app)
-    from .chat import context_gauge
-    context_gauge.init_app(app)
 
-    from .shop import tools as shop_tools  # noqa: F401  registers Nimbus's tools
-    from . import memories
-    memories.init_app(app)
+    # The packages that fill the extension points of webapp/hooks.py, each in its init_app.
+    from . import agent, context, memories, shop
+    agent.init_app(app)  # the system prompt
+    shop.init_app(app)  # the shop's tools
+    memories.init_app(app)  # the memory section, tools, after-turn distiller; CLI and pages
+    context.init_app(app)  # the rolling summary: its section, fold job, offline summarizer; CLI
 
-    from .context.summary import jobs as summary_jobs  # noqa: F401  folds the rolling summary after each turn
-
-    from .chat import views as chat
-    from .chat import conversation_views  # noqa: F401  the sidebar's rename, delete and undo
-    from .chat import steer_views  # noqa: F401  pin a turn or leave it out of the context
-    from .chat import summary_views  # noqa: F401  read, edit and fold the rolling summary
-    from .viewer import views as viewer
-    app.register_blueprint(chat.bp)
-    app.register_blueprint(viewer.bp)
+    from . import chat, viewer
+    chat.init_app(app)  # the chat page and the routes that add to it; the deletion sweep
+    viewer.init_app(app)
     from . import accounts, staff
     accounts.init_app(app)
     staff.init_app(app)
@@ -68,8 +59,6 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import cli
     cli.init_app(app)
-    from .context import cli as context_cli
-    context_cli.init_app(app)
     security.guard_commands(app)  # no NUL in any command's arguments
     from .llm.profile import announce
     announce(app)  # which provider and model answer, in the log (and what is wrong with them)

@@ -7,8 +7,8 @@ import sys
 
 import click
 from flask import current_app
-from flask.cli import with_appcontext
 
+from .cli_helpers import add_command, owned, resolve_user, user_option
 from .extensions import db
 from .transfer.formats import FORMATS
 from .security.validation import whole_number
@@ -17,36 +17,6 @@ from .security.validation import whole_number
 def init_app(app) -> None:
     for command in (init_db, chat, ask, show, purge, export, import_):
         add_command(app, command)
-
-
-def add_command(app, command: click.Command) -> None:
-    """Register a command that runs inside an app context, however it is invoked."""
-    if not getattr(command.callback, "with_app", False):
-        command.callback = with_appcontext(command.callback)
-        command.callback.with_app = True
-    app.cli.add_command(command)
-
-
-user_option = click.option("--user", "email", default=None, metavar="EMAIL",
-                           help="Act as this user (default: the demo customer).")
-
-
-def resolve_user(email: str | None):
-    from .accounts import find_user
-    email = email or current_app.config["NIMBUS_DEMO_USER"]
-    user = find_user(email)
-    if user is None:
-        raise click.ClickException(
-            f"no user {email}: run `flask --app webapp init-db --demo` first, or pass --user")
-    return user
-
-
-def owned(conversation_id: str, user):
-    from .storage import get_owned_conversation
-    conversation = get_owned_conversation(conversation_id, user)
-    if conversation is None:
-        raise click.ClickException(f"no conversation {conversation_id} for {user.email}")
-    return conversation
 
 
 def message_lines(messages: list[dict]) -> list[str]:

@@ -28,6 +28,7 @@ def init_app(app: Flask) -> None:
         options.setdefault("pool_timeout", app.config["NIMBUS_DB_POOL_TIMEOUT"])
     db.init_app(app)
     import_models()
+    listen_for_changes()
     migrate.init_app(app, db, directory=MIGRATIONS, render_as_batch=True)
 
 
@@ -35,13 +36,23 @@ MIGRATIONS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 migrate = Migrate()
 
 
-def import_models() -> None:
-    """Import every module that defines tables, so create_all and migrations see them all."""
-    from . import models  # noqa: F401
-    from .shop import models as shop_models  # noqa: F401
-    from .memories import models as memory_models  # noqa: F401
-    from .context.summary import models as summary_models  # noqa: F401
-    from .context import hints  # noqa: F401  (its listeners keep the request hints true)
+def import_models() -> tuple:
+    """The one list of the modules that define tables: loaded here so create_all and the
+    migrations see every table."""
+    from . import models
+    from .context.summary import models as summary_models
+    from .memories import models as memory_models
+    from .shop import models as shop_models
+    return models, shop_models, memory_models, summary_models
+
+
+def listen_for_changes() -> None:
+    """What the database does beside storing rows: keyword indexes made with the tables, and
+    the hints that spare assembly lookups that would find nothing."""
+    from .context import hints
+    from .memories import keyword_index
+    keyword_index.listen()
+    hints.listen()
 
 
 @event.listens_for(Engine, "connect")

@@ -1,5 +1,8 @@
 """Background jobs on Huey: SQLite-backed by default, Redis when REDIS_URL is set, inline in tests.
 
+The queue is configured from the app's config by init_app; the worker (webapp/worker.py) builds
+the app with create_app like every other entry point, so it reads the same settings.
+
 Jobs run after the answer has gone out. A job that fails is logged and retried a bounded number
 of times; enqueueing never raises into a chat request. A job that starts takes a lease (a
 `job_runs` row, renewed while it runs): if its worker is killed, the lease runs out and the
@@ -17,45 +20,51 @@ from contextlib import contextmanager, nullcontext
 from datetime import timedelta
 
 from flask import current_app, has_app_context
-from huey import RedisHuey, SqliteHuey, crontab
+from huey import Huey, crontab
+from huey.storage import RedisStorage, SqliteStorage
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
+from .hooks import JOBS  # name → task, so the sweep can queue a crashed job again
+
 log = logging.getLogger(__name__)
-JOBS: dict = {}  # name → task, so the sweep can queue a crashed job again
 QUEUED = "queued again"  # the owner of a lease the sweep handed back to the queue
 MAX_CRASHES = 3  # a job whose worker died this often is given up (and logged)
-INSTANCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "instance")
+
+# Tasks attach to this queue when their modules load; init_app gives it its storage.
+huey = Huey("nimbus", immediate=True)
+_apps: list = []  # the app jobs run in outside any request: the one the worker built
 
 
-def make_huey():
-    """The queue backend is chosen from the environment, as the worker process has no app yet."""
-    if os.environ.get("REDIS_URL"):
-        return RedisHuey("nimbus", url=os.environ["REDIS_URL"])
-    os.makedirs(INSTANCE, exist_ok=True)
-    return SqliteHuey("nimbus", filename=os.environ.get("NIMBUS_JOBS_DB")
-                      or os.path.join(INSTANCE, "jobs.db"))
-
-
-huey = make_huey()
-_worker_app = None
+def storage_for(app) -> tuple[type, dict]:
+    """Redis when REDIS_URL is set, else a SQLite file (NIMBUS_JOBS_DB, or the instance folder)."""
+    if app.config.get("REDIS_URL"):
+        return RedisStorage, {"url": app.config["REDIS_URL"]}
+    return SqliteStorage, {"filename": app.config.get("NIMBUS_JOBS_DB")
+                           or os.path.join(app.instance_path, "jobs.db")}
 
 
 def init_app(app) -> None:
-    """Tests (and NIMBUS_JOBS_IMMEDIATE=1) run jobs inline, synchronously, in the caller's app."""
+    """Configure the queue from the app; tests (and NIMBUS_JOBS_IMMEDIATE=1) run jobs inline,
+    synchronously, in the caller's app."""
+    huey.storage_class, huey.storage_kwargs = storage_for(app)
     huey.immediate = bool(app.config.get("TESTING") or app.config.get("NIMBUS_JOBS_IMMEDIATE"))
+    huey.storage = huey.create_storage()
     app.extensions["huey"] = huey
+    _apps[:] = [app]
+
+
+def register_jobs(*tasks) -> None:
+    """The tasks a package runs on the worker, by name (the sweep queues a crashed one again)."""
+    for task in tasks:
+        JOBS[task.name] = task
 
 
 def app_context():
-    """Inside a request or test reuse the app; in the worker build one app, once."""
-    global _worker_app
-    if has_app_context():
+    """Inside a request or test reuse the app; in the worker, the app it built."""
+    if has_app_context() or not _apps:
         return nullcontext()
-    if _worker_app is None:
-        from . import create_app
-        _worker_app = create_app()
-    return _worker_app.app_context()
+    return _apps[0].app_context()
 
 
 def job(retries: int = 2, retry_delay: int = 10, **task_options):
@@ -70,7 +79,6 @@ def job(retries: int = 2, retry_delay: int = 10, **task_options):
                     log.info("%s%s runs on another worker", func.__name__, args)
                     return None
                 return func(*args, **kwargs)
-        JOBS[func.__name__] = task
         return task
     return wrap
 

@@ -3,7 +3,7 @@ from datetime import timedelta
 
 from sqlalchemy import delete, func, or_, select
 
-from .chat.titles import short_title
+from .titles import short_title
 from .extensions import db
 from .llm.messages import compact_turn, final_answer, user_message
 from .llm.tokens import estimate_messages

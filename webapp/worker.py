@@ -1,5 +1,9 @@
-"""The worker's entry point: `huey_consumer webapp.worker.huey` imports every module with jobs."""
-from .jobs import huey  # noqa: F401
-from .memories import jobs as memory_jobs  # noqa: F401
-from .context.summary import jobs as summary_jobs  # noqa: F401
-from .chat import deletion_jobs  # noqa: F401
+"""The worker's entry point, `huey_consumer webapp.worker.huey`: the app, built as the web's is.
+
+create_app reads the same configuration (REDIS_URL, NIMBUS_JOBS_DB, .env) and its packages'
+init_app load every module with jobs, so the consumer finds them all on this queue.
+"""
+from . import create_app
+
+app = create_app()
+huey = app.extensions["huey"]

@@ -5,15 +5,15 @@ import click
 from flask import current_app
 from sqlalchemy import select
 
+from ..cli_helpers import add_command
 from ..extensions import db
 from ..models import ROLES, Tenant, User
-from . import find_user, get_or_create_tenant
+from .users import find_user, get_or_create_tenant
 from .emails import InvalidEmail, normalize_email
 from .passwords import InvalidPassword, generate_password, set_password
 
 
 def init_app(app) -> None:
-    from ..cli import add_command
     add_command(app, users)
 
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 from flask import current_app, g, redirect, request, session, url_for
 from flask_login import LoginManager, current_user, login_user
 
-from . import create_guest
+from .users import create_guest
 from ..extensions import db
 from ..models import User
 from ..security.limits import refuse_new_guest

@@ -8,7 +8,7 @@ from flask_login import logout_user
 from .sign_in import sign_in
 from ..extensions import db
 from ..models import User, new_session_token
-from . import find_user, get_or_create_tenant
+from .users import find_user, get_or_create_tenant
 from .emails import InvalidEmail, normalize_email
 from .passwords import InvalidPassword, authenticate, set_password
 

@@ -8,7 +8,6 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
 from flask import current_app
 
@@ -21,6 +20,7 @@ from ..context.window import fit
 from ..context.manifest import ManifestRecorder
 from .. import tracing
 from ..extensions import db
+from ..hooks import AFTER_TURN  # (turn, plan) once a turn is saved; filled by memories, context
 from ..storage import checkpoint_turn, finish_turn
 from .tools import ToolContext, run_tool, tools_for
 
@@ -33,8 +33,6 @@ FALLBACK_INTERRUPTED = "(This answer was interrupted before it finished.)"
 REPEATED_CALL = "You already made this exact call. Use the earlier result."
 CUT_MARK = "(Answer cut here: it ran past {limit:,} characters.)"
 
-# Called with (turn, plan) once a turn is saved: background work (summaries, memory) hooks in here.
-AFTER_TURN: list[Callable] = []
 log = logging.getLogger(__name__)
 
 

@@ -1,9 +1,9 @@
-"""A registry of tools the model may call: plain functions with a JSON-schema description."""
+"""Tools the model may call: plain functions with a JSON-schema description, run by name."""
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-REGISTRY: dict[str, "Tool"] = {}
+from ..hooks import TOOLS as REGISTRY  # filled by the packages that own tools (register_tools)
 
 
 @dataclass
@@ -29,13 +29,18 @@ class Tool:
 
 
 def tool(name: str, description: str, properties: dict, required=(), enabled=None):
-    """Register a function as a tool the model can call."""
-    def register(func):
+    """Describe a function as a tool the model can call (its package's init_app registers it)."""
+    def describe(func):
         schema = {"type": "object", "properties": properties, "required": list(required)}
-        REGISTRY[name] = Tool(name, description, schema, func,
-                              enabled or (lambda config: True))
+        func.tool = Tool(name, description, schema, func, enabled or (lambda config: True))
         return func
-    return register
+    return describe
+
+
+def register_tools(*funcs) -> None:
+    """Offer these @tool functions to the model, by name (offering one twice changes nothing)."""
+    for func in funcs:
+        REGISTRY[func.tool.name] = func.tool
 
 
 def tools_for(config) -> list[Tool]:

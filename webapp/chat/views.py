@@ -10,10 +10,10 @@ from ..extensions import htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
-from ..runs.heartbeat import close_if_abandoned
+from ..runs.heartbeat import close_if_abandoned, run_for
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
-from .titles import short_title
+from ..titles import short_title
 from .tool_steps import steps_of
 
 bp = Blueprint("chat", __name__)
@@ -134,7 +134,7 @@ def stream_reply(conversation_id, seq):
     """Stream a reply as server-sent events; a finished turn is sent whole, never answered twice."""
     conversation = get_conversation_or_404(conversation_id)
     turn = get_turn_or_404(conversation, seq)
-    run = turn_runs.run_for(turn, provider_for(current_app)) if turn.outcome == "pending" else None
+    run = run_for(turn, provider_for(current_app)) if turn.outcome == "pending" else None
     assistant_name()  # read now: the stream's last event is rendered after its session ended
     return Response(stream_with_context(reply_events(conversation, turn, run)),
                     mimetype="text/event-stream",

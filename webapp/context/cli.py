@@ -2,7 +2,7 @@
 import click
 from flask import current_app
 
-from ..cli import owned, resolve_user, user_option
+from ..cli_helpers import owned, resolve_user, user_option
 from ..extensions import db
 from ..llm import ProviderError, get_provider
 from ..locks import LockBusy, named_lock

@@ -24,7 +24,6 @@ def mark(connection, target, model, row_id, column: str) -> None:
         set_committed_value(held, column, True)
 
 
-@event.listens_for(Memory, "after_insert")
 def mark_memory_holder(mapper, connection, memory) -> None:
     if memory.subject_id is None:
         mark(connection, memory, Tenant, memory.tenant_id, "shared_memories")
@@ -32,7 +31,6 @@ def mark_memory_holder(mapper, connection, memory) -> None:
         mark(connection, memory, User, memory.subject_id, "personal_memories")
 
 
-@event.listens_for(Memory, "after_update")
 def mark_new_holder(mapper, connection, memory) -> None:
     """A memory moved to another person or made shared marks where it now belongs."""
     state = inspect(memory)
@@ -40,7 +38,6 @@ def mark_new_holder(mapper, connection, memory) -> None:
         mark_memory_holder(mapper, connection, memory)
 
 
-@event.listens_for(ConversationSummary, "after_insert")
 def mark_summarized(mapper, connection, summary) -> None:
     mark(connection, summary, Conversation, summary.conversation_id, "has_summary")
 
@@ -48,3 +45,15 @@ def mark_summarized(mapper, connection, summary) -> None:
 def memories_may_apply(conversation) -> bool:
     """False only when no memory can apply: none shared in the tenant, none of this person's."""
     return bool(conversation.tenant.shared_memories or conversation.user.personal_memories)
+
+
+LISTENERS = ((Memory, "after_insert", mark_memory_holder),
+             (Memory, "after_update", mark_new_holder),
+             (ConversationSummary, "after_insert", mark_summarized))
+
+
+def listen() -> None:
+    """Keep the request hints true as memories and summaries are written (once per process)."""
+    for target, name, listener in LISTENERS:
+        if not event.contains(target, name, listener):
+            event.listen(target, name, listener)

@@ -13,7 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..extensions import db
 from ..llm.tokens import estimate_messages
 from ..models import RequestText
-from .assemble import FULL, ContextPlan
+from .plans import FULL, ContextPlan
 
 VERSION = 1
 FORMS = {FULL: "full", "COMPACTED": "compact"}  # which stored column a history turn was sent from

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from ..extensions import db
 from ..models import Turn, utcnow
-from .assemble import DROPPED, EXCLUDED, PINNED, Policy, TurnFate
+from .plans import DROPPED, EXCLUDED, PINNED, Policy, TurnFate
 from .tail import COLUMNS, FINISHED_BEFORE, NO_LIMIT, TailTurn
 
 MARKS = ("pinned", "excluded")

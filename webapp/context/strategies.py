@@ -10,7 +10,7 @@ from itertools import islice
 from typing import Callable, Iterable
 
 from ..models import utcnow
-from .assemble import COMPACTED, DROPPED, FULL, HistoryPlan, Policy, TurnFate, register
+from .plans import COMPACTED, DROPPED, FULL, HistoryPlan, Policy, TurnFate
 
 
 def over_budget(policy: Policy) -> str:
@@ -155,9 +155,14 @@ def last_n_reads(policy: Policy, rows: int) -> int:
     return min(rows, max(policy.recent_turns, 1) + 1)
 
 
-register("compact", uses_summary=True)(plan_compact)
-register("window", reads=last_n_reads)(plan_window)
-register("budget")(plan_budget)
-register("hybrid", uses_summary=True, reads=last_n_reads)(plan_hybrid)
-register("importance", reads=lambda policy, rows: max(policy.candidate_pool, 1))(plan_importance)
-register("time")(plan_time)
+# The strategies a conversation may choose, in the order they are offered: name → function(turns
+# newest-first, policy, ratio) → HistoryPlan. A new strategy is added here, and only here.
+STRATEGIES: dict[str, Callable[..., HistoryPlan]] = {
+    "compact": plan_compact, "window": plan_window, "budget": plan_budget,
+    "hybrid": plan_hybrid, "importance": plan_importance, "time": plan_time}
+# Strategies that send the rolling summary of the turns they no longer keep.
+SUMMARY_STRATEGIES: set[str] = {"compact", "hybrid"}
+# name → function(policy, rows the budget holds) → rows the strategy reads at most, about.
+READS: dict[str, Callable[[Policy, int], int]] = {
+    "window": last_n_reads, "hybrid": last_n_reads,
+    "importance": lambda policy, rows: max(policy.candidate_pool, 1)}

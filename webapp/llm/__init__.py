@@ -1,9 +1,6 @@
 """Model providers behind one boundary: the neutral message format in, text and tool calls out."""
-from .base import ChatProvider, ProviderError, Reply, ToolCall  # noqa: F401
-
-
-def uses_openai(config) -> bool:
-    return bool(config.get("OPENAI_API_KEY") or config.get("OPENAI_BASE_URL"))
+from .base import ChatProvider, ProviderError, Reply, ToolCall  # noqa: F401  re-exported
+from .profile import uses_openai
 
 
 def get_provider(config) -> "ChatProvider":

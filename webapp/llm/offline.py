@@ -3,19 +3,18 @@
 It covers the demo's scenarios (refunds by order number, "my other order", "yes please" → ticket,
 order status, help-center questions, facts stated earlier, "remember that…") and streams word by
 word, so every mechanism of the app can be shown on a laptop with no API key. Background tasks
-(summaries, memory distillation) register handlers in TASKS, picked by their system prompt.
+(summaries, memory distillation) are handlers in TASKS (webapp/hooks.py, filled by their
+packages' init_app), picked by their system prompt.
 """
 import re
 import time
-from typing import Callable, Iterator
+from typing import Iterator
 
+from ..hooks import OFFLINE_TASKS as TASKS  # (messages) -> text, or None when not theirs
 from .base import Reply, ToolCall
 from .tokens import estimate_tools
 from .offline_answers import answer_from_results
 from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
-
-# Handlers for non-chat tasks: (messages) -> text or None when the task is not theirs.
-TASKS: list[Callable[[list[dict]], str | None]] = []
 
 # Four to six digits, not part of a phone number (555-0134) or a longer figure; no leading zero.
 ORDER_NUMBER = re.compile(r"(?<![\d-])#?\b([1-9]\d{3,5})\b(?!-\d)")

@@ -146,9 +146,13 @@ def ollama_window(client, root: str, model: str) -> int | None:
     return min(int(trained), OLLAMA_DEFAULT_CTX) if trained else OLLAMA_DEFAULT_CTX
 
 
+def uses_openai(config) -> bool:
+    """Whether an OpenAI-compatible server answers (a key or base URL is set), not offline."""
+    return bool(config.get("OPENAI_API_KEY") or config.get("OPENAI_BASE_URL"))
+
+
 def profile_for(config) -> Profile:
     """The provider's profile, settings over what the server reports; cached per process."""
-    from . import uses_openai
     if not uses_openai(config):
         return Profile("offline demo model", "nimbus-offline",
                        context_window=config.get("NIMBUS_CONTEXT_WINDOW"),

@@ -1,12 +1,17 @@
-"""Long-term memory: scoped memories, the distiller that writes them, recall, tools and opt-out.
-
-Importing the package registers its parts: the memory section of every request, the tools, the
-after-turn hook and jobs, and the offline model's distiller.
-"""
-from . import block, jobs, offline_distiller, tools  # noqa: F401  (they register themselves)
+"""Long-term memory: scoped memories, the distiller that writes them, recall, tools and opt-out."""
 
 
 def init_app(app) -> None:
-    from . import cli, views
+    """Wire memory into the app: the memory section of every request (before any summary), the
+    tools, the after-turn hook and jobs, the offline model's distiller, commands and pages."""
+    from .. import hooks
+    from ..agent.tools import register_tools
+    from ..jobs import register_jobs
+    from . import block, cli, jobs, offline_distiller, tools, views
+    hooks.add(hooks.SECTION_SOURCES, block.memory_section, first=True)
+    register_tools(*tools.TOOLS)
+    hooks.add(hooks.AFTER_TURN, jobs.after_turn)
+    register_jobs(*jobs.JOBS)
+    hooks.add(hooks.OFFLINE_TASKS, offline_distiller.distil_offline)
     cli.init_app(app)
     app.register_blueprint(views.bp)

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..models import Turn
-from ..context.assemble import SECTION_SOURCES, Section, sized
+from ..context.assemble import Section, sized
 from ..context.hints import memories_may_apply
 from .recall import for_prompt
 from .scopes import ACCOUNT, ORDER, SessionScope, describe, scope_label
@@ -74,6 +74,3 @@ def memory_section(conversation, policy, history) -> Section | None:
         for m, why in recalled]}
     return Section("memory", messages, sized(messages, conversation.token_ratio or 1.0), detail)
 
-
-if memory_section not in SECTION_SOURCES:
-    SECTION_SOURCES.insert(0, memory_section)  # request order: memory before any summary

@@ -8,7 +8,7 @@ from flask import current_app
 from flask.cli import AppGroup
 from sqlalchemy import or_, select
 
-from ..cli import add_command, resolve_user, user_option
+from ..cli_helpers import add_command, resolve_user, user_option
 from ..extensions import db
 from ..models import Turn
 from .distiller import distil_conversation

@@ -1,6 +1,6 @@
 """Background work of long-term memory: distil on compression, the inactive sweep, turn vectors.
 
-All of it runs after the answer has gone out; the worker imports this module (webapp/worker.py).
+All of it runs after the answer has gone out; memories' init_app registers it (JOBS, after_turn).
 """
 import logging
 from datetime import timedelta
@@ -9,7 +9,6 @@ from flask import current_app
 from huey import crontab
 from sqlalchemy import func, select
 
-from ..agent.loop import AFTER_TURN
 from ..extensions import db
 from ..jobs import app_context, enqueue, huey, job
 from ..models import Conversation, Turn, utcnow
@@ -96,5 +95,4 @@ def distil_inactive_sweep() -> None:
             log.info("memory sweep: %d conversation(s) queued", len(sweep(current_app.config)))
 
 
-if after_turn not in AFTER_TURN:
-    AFTER_TURN.append(after_turn)
+JOBS = (distil_job, embed_turn_job, embed_conversation_job, distil_inactive_sweep)

@@ -36,7 +36,6 @@ def sqlite_statements(name: str, base: str, columns: str) -> list[str]:
     ]
 
 
-@event.listens_for(db.metadata, "after_create")
 def create_keyword_indexes(metadata, connection, **kw):
     """Runs after every create_all; creates what is missing and indexes rows that predate it."""
     if connection.dialect.name == "sqlite":
@@ -52,7 +51,6 @@ def create_keyword_indexes(metadata, connection, **kw):
             connection.exec_driver_sql(statement)
 
 
-@event.listens_for(db.metadata, "before_drop")
 def drop_keyword_indexes(metadata, connection, **kw):
     """A dropped table takes its triggers along; its FTS5 index must go too, or it would go stale."""
     if connection.dialect.name == "sqlite":
@@ -72,3 +70,14 @@ def forget_deleted_words() -> None:
             connection.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
     with db.engine.connect() as connection:
         connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+LISTENERS = ((db.metadata, "after_create", create_keyword_indexes),
+             (db.metadata, "before_drop", drop_keyword_indexes))
+
+
+def listen() -> None:
+    """Create and drop the keyword indexes with the tables (once per process)."""
+    for target, name, listener in LISTENERS:
+        if not event.contains(target, name, listener):
+            event.listen(target, name, listener)

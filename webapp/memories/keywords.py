@@ -13,7 +13,6 @@ from ..extensions import db
 from ..local_time import reader_zone, stored, wall_clock_now
 from ..models import Conversation, Turn
 from .dates import find_dates
-from . import keyword_index  # noqa: F401 (its listeners create the indexes with the tables)
 from .models import Memory
 from .ranking import Candidate, ScopeStatistics, bm25_scores
 

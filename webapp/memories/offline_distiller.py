@@ -7,7 +7,6 @@ advice ("remember to…" asks for something once; it is not a fact about anybody
 import json
 import re
 
-from ..llm.offline import TASKS
 from .distiller import MARKER
 from .phrasing import in_note_form
 
@@ -68,6 +67,3 @@ def distil_offline(messages: list[dict]) -> str | None:
                 found.append({**memory, "turn": int(seq)})
     return json.dumps({"memories": found})
 
-
-if distil_offline not in TASKS:
-    TASKS.append(distil_offline)

@@ -66,3 +66,6 @@ def search_memories(context, args):
 def search_history(context, args):
     results, mode = search_turns(context.user, str(args["query"]), context.config, SEARCH_LIMIT)
     return {"mode": mode, "results": results}
+
+
+TOOLS = (save_memory, search_memories, search_history)

@@ -17,13 +17,11 @@ from .. import locks
 from ..agent.loop import FALLBACK_INTERRUPTED, partial_messages
 from ..extensions import db
 from ..llm import provider_for
+from ..local_time import named_zone
 from ..llm.messages import assistant_message, final_answer, user_message
 from ..models import StopRequest, Turn, utcnow
-from ..storage import finish_turn
 from .admission import RUNS_LOCK, is_busy, runs_of
-from .turn_runs import TurnRun, start_run
-
-TAKEN_OVER = "taken over: the worker writing this reply stopped"
+from .turn_runs import TurnRun, close_turn, start_run
 STOPPED_WAITING = "stopped while waiting on the model"
 STUCK_AFTER = 1.0  # seconds a stopped run may take to notice before the heartbeat saves for it
 GAVE_UP = "closed: taking over this reply failed every time"
@@ -60,6 +58,15 @@ class Heartbeat:
                     last_busy = time.monotonic()
                 elif time.monotonic() - last_busy > 3 * config["NIMBUS_LEASE_SECONDS"]:
                     return
+
+
+def run_for(turn: Turn, provider) -> TurnRun:
+    """The run writing this turn's reply in this process, started now if there is none, with
+    the worker's heartbeat beating for it."""
+    app = current_app._get_current_object()
+    run = start_run(app, turn.id, turn.conversation_id, provider, zone=named_zone())
+    ensure_heartbeat(app)
+    return run
 
 
 def ensure_heartbeat(app) -> None:
@@ -161,14 +168,6 @@ def give_up(app, turn_id: int, lease: locks.Lease) -> None:
         app.extensions["failed_takeovers"].pop(turn_id, None)
     finally:
         locks.release(lease)
-
-
-def close_turn(turn: Turn, messages: list[dict], why: str = TAKEN_OVER) -> None:
-    """Close a pending turn nobody writes any more as interrupted, keeping what it had."""
-    if len(messages) == 1:
-        messages = messages + [assistant_message(FALLBACK_INTERRUPTED)]
-    trace = list(turn.trace or []) + [{"kind": "error", "step": 0, "line": why}]
-    finish_turn(turn, messages, "interrupted", trace, {}, turn.context_tokens, turn.resend_tokens)
 
 
 def is_abandoned(turn: Turn) -> bool:

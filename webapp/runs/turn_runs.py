@@ -16,11 +16,15 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .. import locks
-from ..agent.loop import AgentEvent, partial_messages, run_turn
+from ..agent.loop import FALLBACK_INTERRUPTED, AgentEvent, partial_messages, run_turn
 from ..extensions import db
-from ..local_time import RUN_ZONE, named_zone
+from ..local_time import RUN_ZONE
+from ..llm.messages import assistant_message
 from ..models import StopRequest, Turn, utcnow
+from ..storage import finish_turn
 from .admission import RUNS_LOCK, runs_of, slots_of
+
+TAKEN_OVER = "taken over: the worker writing this reply stopped"
 
 LOCK_POLL_SECONDS = 1.0  # how often a run waiting on another worker's run looks again
 log = logging.getLogger(__name__)
@@ -132,7 +136,6 @@ class TurnRun:
         if turn is None or turn.outcome != "pending":  # answered elsewhere meanwhile
             return
         if len(turn.messages) > 1:  # a run that died checkpointed words: keep them, close it
-            from .heartbeat import close_turn
             close_turn(turn, turn.messages)
             return
         if db.session.get(StopRequest, self.turn_id) is not None:
@@ -173,15 +176,10 @@ class TurnRun:
         return partial_messages(messages, streamed)
 
 
-def run_for(turn: Turn, provider) -> TurnRun:
-    """The run writing this turn's reply in this process, started now if there is none."""
-    return start_run(current_app._get_current_object(), turn.id, turn.conversation_id, provider,
-                     zone=named_zone())
-
-
 def start_run(app, turn_id: int, conversation_id: str, provider, lease=None,
               zone: str | None = None) -> TurnRun:
-    from .heartbeat import ensure_heartbeat  # it imports this module
+    """The run writing this turn here, started now if there is none (heartbeat.run_for also
+    makes sure the worker's heartbeat beats for it)."""
     with RUNS_LOCK:
         app.extensions.get("admitted", {}).pop(turn_id, None)
         run = runs_of(app).get(turn_id)
@@ -191,8 +189,15 @@ def start_run(app, turn_id: int, conversation_id: str, provider, lease=None,
             run.thread.start()
         elif lease is not None:  # already written here: the lease is not needed
             locks.release(lease)
-    ensure_heartbeat(app)
     return run
+
+
+def close_turn(turn: Turn, messages: list[dict], why: str = TAKEN_OVER) -> None:
+    """Close a pending turn nobody writes any more as interrupted, keeping what it had."""
+    if len(messages) == 1:
+        messages = messages + [assistant_message(FALLBACK_INTERRUPTED)]
+    trace = list(turn.trace or []) + [{"kind": "error", "step": 0, "line": why}]
+    finish_turn(turn, messages, "interrupted", trace, {}, turn.context_tokens, turn.resend_tokens)
 
 
 def request_stop(turn: Turn) -> None:

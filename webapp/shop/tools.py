@@ -123,3 +123,7 @@ def search_help_center(context, args):
     scored.sort(key=lambda pair: (-pair[0], pair[1].id))
     return {"results": [{"title": a.title, "slug": a.slug, "excerpt": a.body[:400]}
                         for _, a in scored[:3]]}
+
+
+TOOLS = (lookup_order, list_orders, check_refund_eligibility, create_support_ticket,
+         search_help_center)

@@ -7,7 +7,6 @@ turns), the summary (style), the system prompt (name, extra instructions) and ne
 """
 from ..extensions import db
 from ..security.validation import whole_number
-from ..context import strategies  # noqa: F401  registers the strategies named in STRATEGIES
 from ..context.assemble import STRATEGIES
 from ..context.summary.fold import STYLES
 

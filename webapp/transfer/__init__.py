@@ -5,8 +5,8 @@ writes, formats.py and chat_apps.py read other tools' files (OpenAI, ChatGPT, Cl
 ShareGPT) into the same checked shape.
 """
 from .export import FORMAT, VERSION, export_conversation, export_markdown, export_openai
-from .importer import InvalidImport, import_all, import_conversation, load, parse, write
-from .formats import FORMATS, detect
+from .importer import InvalidImport, import_all, load, write
+from .formats import FORMATS, detect, import_conversation, parse
 
 __all__ = ["FORMAT", "FORMATS", "VERSION", "InvalidImport", "detect", "export_conversation",
            "export_markdown", "export_openai", "import_all", "import_conversation", "load",

@@ -4,7 +4,7 @@ ChatGPT and Open WebUI keep every edit and regeneration as a tree; the conversat
 last is the branch from the current node back to the root, which is what is imported.
 """
 from ..llm.messages import tool_message
-from .formats import epoch, field, named, tool_arguments
+from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
 
 NO_RESULT = "no result in the exported file"

@@ -5,10 +5,13 @@ Every reader turns its records into transcripts: (origin, message) pairs in the 
 turn. The shapes each reader expects, and where they are described, are in docs/import-export.md.
 """
 import json
-from datetime import datetime, timezone
 
+from ..models import Conversation, User
+from .chat_apps import chatgpt, claude, openwebui
 from .export import FORMAT
-from .importer import Checked, InvalidImport, JsonLines, check_nimbus, check_transcript
+from .fields import field, named, tool_arguments
+from .importer import (Checked, InvalidImport, JsonLines, check_nimbus, check_transcript,
+                       import_all)
 
 FORMATS = ("auto", "nimbus", "openai", "chatgpt", "claude", "openwebui", "sharegpt")
 # The key a record of each multi-conversation format always has.
@@ -37,10 +40,20 @@ def detect(data) -> str:
                         "export or ShareGPT")
 
 
+def parse(data, fmt: str = "auto", progress=None) -> list[Checked]:
+    """Every conversation of a loaded file, checked: nothing is written yet."""
+    return read(data, fmt, progress)
+
+
+def import_conversation(data, user: User) -> Conversation:
+    """Create a new conversation for `user` from a one-conversation file; nothing is written on
+    a refusal."""
+    return import_all(parse(data), user)[0]
+
+
 def read(data, fmt: str = "auto", progress=None) -> list[Checked]:
     """Every conversation in a loaded file of format `fmt` (auto: detected), checked;
     `progress(n)` is called as each conversation has been checked."""
-    from .chat_apps import chatgpt, claude, openwebui
     fmt = detect(data) if fmt == "auto" else fmt
     if fmt == "nimbus":
         if not (isinstance(data, dict) and data.get("format") == FORMAT):
@@ -67,42 +80,6 @@ def read(data, fmt: str = "auto", progress=None) -> list[Checked]:
     return checked
 
 
-def named(label: str, title) -> str:
-    """'conversation 3' → "conversation 3 ('Trip to Lyon')", so an error finds its record."""
-    if isinstance(title, str) and title.strip():
-        short = " ".join(title.split())[:40]
-        return f"{label} ({short!r})" if label else repr(short)
-    return label
-
-
-def field(record: dict, key: str, kind, where: str, required: bool = True):
-    """record[key] if it has the type `kind`; a one-line refusal naming `where` otherwise."""
-    value = record.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, kind):
-        names = {str: "text", list: "a list", dict: "an object"}
-        expected = names.get(kind, " or ".join(names.get(k, k.__name__) for k in kind)
-                             if isinstance(kind, tuple) else kind.__name__)
-        got = "missing" if key not in record else f"got {type(value).__name__}"
-        raise InvalidImport(f"{where}, {key}: expected {expected} ({got})")
-    return value
-
-
-def epoch(value, where: str) -> str | None:
-    """Seconds since 1970 (ChatGPT, Open WebUI) as an ISO time; None stays None."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidImport(f"{where}: expected seconds since 1970, got {json.dumps(value)[:40]}")
-    if value > 1e11:  # milliseconds, as some exports write them
-        value = value / 1000
-    try:
-        return datetime.fromtimestamp(value, timezone.utc).isoformat()
-    except (OverflowError, OSError, ValueError):
-        raise InvalidImport(f"{where}: {value} seconds since 1970 is not a date") from None
-
-
 def text_of(content, where: str) -> str:
     """OpenAI content: a string, or a list of parts of which the text ones are kept."""
     if content is None or isinstance(content, str):
@@ -119,20 +96,6 @@ def text_of(content, where: str) -> str:
         return "\n".join(texts)
     raise InvalidImport(f"{where}, content: expected text or a list of parts, "
                         f"got {type(content).__name__}")
-
-
-def tool_arguments(raw, where: str) -> dict:
-    """A call's arguments: OpenAI sends a JSON string; the neutral format keeps the object."""
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            value = json.loads(raw or "{}")
-        except json.JSONDecodeError:
-            raise InvalidImport(f"{where}: the arguments are not valid JSON") from None
-        if isinstance(value, dict):
-            return value
-    raise InvalidImport(f"{where}: the arguments must be a JSON object")
 
 
 def openai_messages(messages: list, label: str = "") -> list[tuple[str, dict]]:

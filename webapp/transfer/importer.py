@@ -11,7 +11,7 @@ from datetime import datetime
 from pydantic import ValidationError
 from sqlalchemy import insert
 
-from ..chat.titles import short_title
+from ..titles import short_title
 from ..extensions import db
 from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
@@ -230,18 +230,6 @@ def check_nimbus(data: dict) -> Checked:
     except ValidationError as error:
         raise InvalidImport(reason(error)) from None
     return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions)
-
-
-def parse(data, fmt: str = "auto", progress=None) -> list[Checked]:
-    """Every conversation of a loaded file, checked: nothing is written yet."""
-    from .formats import read
-    return read(data, fmt, progress)
-
-
-def import_conversation(data, user: User) -> Conversation:
-    """Create a new conversation for `user` from a one-conversation file; nothing is written on
-    a refusal."""
-    return import_all(parse(data), user)[0]
 
 
 def import_all(checked: list[Checked], user: User, progress=None) -> list[Conversation]:

@@ -13,8 +13,8 @@ from ..extensions import db
 from ..models import User
 from ..access import get_conversation_or_404
 from .export import export_conversation, export_markdown, export_openai
-from .formats import FORMATS
-from .importer import InvalidImport, import_all, load, parse
+from .formats import FORMATS, parse
+from .importer import InvalidImport, import_all, load
 
 bp = Blueprint("transfer", __name__)
 EXPORTS = {"nimbus": ("application/json", "json"), "openai": ("application/json", "openai.json"),

@@ -119,5 +119,3 @@ def pretty_json(text: str) -> str:
     except (TypeError, ValueError):
         return text
 
-
-from . import inspect_views  # noqa: E402,F401  registers the debugging and demo routes on bp

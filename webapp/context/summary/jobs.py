@@ -7,7 +7,6 @@ import logging
 
 from flask import current_app
 
-from ...agent.loop import AFTER_TURN
 from ...extensions import db
 from ...jobs import enqueue, job
 from ...llm import get_provider
@@ -68,5 +67,3 @@ def queue_summary(turn, plan) -> None:
                                                                       current_app.config):
         enqueue(fold_summary, conversation.id)
 
-
-AFTER_TURN.append(queue_summary)

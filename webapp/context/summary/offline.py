@@ -1,12 +1,11 @@
 """The offline model's summarizer: extractive, so names, numbers, dates and preferences survive
 word for word ("User: My name is Dara."), and the offline recall still finds them in the summary.
 
-It lives with the summarizer whose requests it answers and registers itself with the offline
-model, as the memory distiller does, so the provider layer (llm/) imports nothing above it.
+It lives with the summarizer whose requests it answers; context's init_app hands it to the
+offline model, as memories' does the distiller, so the provider layer (llm/) imports nothing above it.
 """
 import re
 
-from ...llm.offline import TASKS
 from ...llm.offline_recall import FACT_PATTERNS, sentences
 from ...llm.tokens import estimate_text
 from .fold import PROMPT_OPENING
@@ -102,6 +101,3 @@ def summarize(messages: list[dict]) -> str | None:
         lines = [f"- {line}" for line in lines]
     return "\n".join(lines) + "\nTopics: " + ", ".join(dict.fromkeys(topics))
 
-
-if summarize not in TASKS:
-    TASKS.append(summarize)

@@ -1,5 +1,6 @@
 """The rolling summary of turns that fell out of the window: cached per conversation and style,
-folded forward only when new turns fall off, and sent as its own section of the context.
+folded forward only when new turns fall off, and sent as its own section of the context
+(context's init_app adds `summary_section` and `summary_reservation` to webapp/hooks.py).
 """
 import logging
 from datetime import datetime
@@ -9,11 +10,9 @@ from sqlalchemy import bindparam, or_, select
 
 from ...extensions import db
 from ...models import Turn
-from . import offline as offline_summary, fold as summarizer  # noqa: F401  offline_summary registers itself
+from . import fold as summarizer
 from .models import ConversationSummary
 from ..assemble import (
-    RESERVATIONS,
-    SECTION_SOURCES,
     SUMMARY_STRATEGIES,
     Policy,
     Section,
@@ -86,9 +85,6 @@ def summary_section(conversation, policy, history) -> Section | None:
                    {"through_seq": summary.through_seq, "style": summary.style,
                     "topics": list(summary.topics)})
 
-
-RESERVATIONS.append(summary_reservation)
-SECTION_SOURCES.append(summary_section)
 
 
 def left_out_through(conversation, config, reserve: int | None = None) -> int:
