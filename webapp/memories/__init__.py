@@ -7,6 +7,7 @@ from . import block, jobs, offline_distiller, tools  # noqa: F401  (they registe
 
 
 def init_app(app) -> None:
-    from . import cli, views
+    from . import cli, report_views, views
     cli.init_app(app)
     app.register_blueprint(views.bp)
+    app.register_blueprint(report_views.bp)
