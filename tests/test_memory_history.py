@@ -152,3 +152,22 @@ def test_delete_my_data_removes_the_history_of_their_memories(app, alex, sam):
     delete_memory(account)
     delete_user_data(alex, "test")
     assert [(r.memory_id, r.content) for r in revisions()] == [(theirs.id, "Prefers letters.")]
+
+
+def test_the_memory_export_carries_the_history_and_only_the_visitors(app, guest, alex):
+    memory = note(guest_user(guest), "Leave parcels at the back door.", app.config)
+    guest.post(f"/memories/{memory.id}", data={"content": "Leave parcels with Ana."})
+    note(alex, "Prefers carrier pigeons.", app.config)
+    response = guest.get("/memories/export.json")
+    assert response.headers["Content-Disposition"].startswith("attachment")
+    [exported] = response.get_json()["memories"]
+    assert exported["content"] == "Leave parcels with Ana."
+    assert [(h["action"], h["content"], h["changed_by"]) for h in exported["history"]] == [
+        ("edited", "Leave parcels at the back door.", "person")]
+
+
+def test_flask_memories_export_prints_the_same(app, runner, alex):
+    memory = note(alex, "Prefers email over phone.", app.config)
+    update_content(memory, "Prefers phone calls.", app.config)
+    printed = run(runner, "memories", "export", "--user", "alex@example.com")
+    assert '"content": "Prefers email over phone."' in printed and '"action": "edited"' in printed

@@ -15,8 +15,8 @@ from sqlalchemy import and_, delete, func, or_, select, update
 
 from ..extensions import db
 from ..memories.models import Memory, MemoryRevision
-from ..memories.revisions import as_record, history_of
-from ..memories.scopes import ACCOUNT, ORDER, scope_label
+from ..memories.revisions import memory_records
+from ..memories.scopes import ACCOUNT, ORDER
 from ..memories.sharing import sharing_choice
 from ..models import Conversation, RequestText, Turn, User, utcnow
 from ..shop.models import Order, Ticket
@@ -54,7 +54,6 @@ def export_user_data(user: User) -> dict:
     ids = select(Conversation.id).where(Conversation.user_id == user.id)
     memories = list(db.session.scalars(select(Memory).where(their_memories(user, ids))
                                        .order_by(Memory.id)))
-    history = history_of(m.id for m in memories)
     orders = db.session.scalars(select(Order).where(Order.customer_id == user.id).order_by(Order.number))
     tickets = db.session.scalars(select(Ticket).where(Ticket.customer_id == user.id).order_by(Ticket.id))
     return {
@@ -64,11 +63,7 @@ def export_user_data(user: User) -> dict:
                     "created_at": user.created_at.isoformat(timespec="seconds"),
                     "memory_sharing": sharing_choice(user)},
         "conversations": [export_conversation(c) for c in conversations],
-        "memories": [{"content": m.content, "scope": scope_label(m), "shared": m.shared,
-                      "source": m.source, "conversation_id": m.conversation_id,
-                      "created_at": m.created_at.isoformat(timespec="seconds"),
-                      "history": [as_record(row) for row in history.get(m.id, [])]}
-                     for m in memories],
+        "memories": memory_records(memories),
         "orders": [{"number": o.number, "item": o.item, "amount_cents": o.amount_cents,
                     "status": o.status, "purchased_at": o.purchased_at.isoformat(timespec="seconds")}
                    for o in orders],

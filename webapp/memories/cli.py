@@ -3,6 +3,7 @@
 Every command but `embed` acts as one person (--user, default the demo customer) and only sees
 and touches the memories that apply to that person's session.
 """
+import json
 from datetime import timedelta
 
 import click
@@ -15,6 +16,7 @@ from ..extensions import db
 from ..models import Tenant, Turn, utcnow
 from .distiller import distil_conversation
 from .embeddings import get_embedder
+from .export import export_memories
 from .history import EMBED_BATCH, embed_turns_in_batches, search_turns
 from .jobs import sweep
 from .models import Memory, TurnVector
@@ -158,6 +160,13 @@ def show_history(memory_id, email):
         who = row.changed_by_name or row.changed_by
         click.echo(f"  {row.created_at:%Y-%m-%d %H:%M} {row.action} by {who}{origin}: "
                    f"was {row.content!r}")
+
+
+@memories.command("export")
+@user_option
+def export(email):
+    """Print this person's memories, each with its history, as JSON."""
+    click.echo(json.dumps(export_memories(resolve_user(email)), indent=2, ensure_ascii=False))
 
 
 @memories.command("report")

@@ -10,6 +10,7 @@ from sqlalchemy import delete, select
 
 from ..extensions import db
 from .models import Memory, MemoryRevision
+from .scopes import scope_label
 
 CHANGERS = ("person", "staff", "distiller", "shell")
 
@@ -72,8 +73,19 @@ def history_of(memory_ids) -> dict[int, list[MemoryRevision]]:
 
 
 def as_record(row: MemoryRevision) -> dict:
-    """One history entry as the exports write it."""
+    """One history entry as the exports write it: who changed it by kind, not by name."""
     return {"action": row.action, "content": row.content, "changed_by": row.changed_by,
-            "changed_by_name": row.changed_by_name, "reason": row.reason,
-            "conversation_id": row.conversation_id, "turn": None if row.turn_seq is None
-            else row.turn_seq + 1, "changed_at": row.created_at.isoformat(timespec="seconds")}
+            "reason": row.reason, "conversation_id": row.conversation_id,
+            "turn": None if row.turn_seq is None else row.turn_seq + 1,
+            "changed_at": row.created_at.isoformat(timespec="seconds")}
+
+
+def memory_records(memories: list[Memory]) -> list[dict]:
+    """Memories with their history, as Download my data and the memory export write them."""
+    history = history_of(m.id for m in memories)
+    return [{"content": m.content, "scope": scope_label(m), "shared": m.shared,
+             "source": m.source, "conversation_id": m.conversation_id,
+             "turn": None if m.turn_seq is None else m.turn_seq + 1,
+             "created_at": m.created_at.isoformat(timespec="seconds"),
+             "updated_at": m.updated_at.isoformat(timespec="seconds"),
+             "history": [as_record(row) for row in history.get(m.id, [])]} for m in memories]

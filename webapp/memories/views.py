@@ -4,14 +4,15 @@ Thin views over the store: the visitor sees the memories that apply to them, gro
 changes their own, adds by hand and chooses whether new memories are written. Every form works
 without JavaScript (post, then redirect); with htmx the panel swaps itself in place.
 """
-from flask import (Blueprint, abort, current_app, g, redirect, render_template, request,
-                   url_for)
+from flask import (Blueprint, abort, current_app, g, jsonify, redirect, render_template,
+                   request, url_for)
 
 from sqlalchemy import select
 
 from ..extensions import db, htmx
 from ..models import Conversation
 from ..access import may_edit_memory
+from .export import export_memories
 from .history import search_turns
 from .phrasing import about, to_you
 from .revisions import Changer, history_of
@@ -154,6 +155,14 @@ def delete_memory_view(memory_id):
     delete_memory(get_editable_memory_or_404(SessionScope.for_user(g.user), memory_id),
                   Changer.person(g.user))
     return done()
+
+
+@bp.get("/memories/export.json")
+def export_memories_view():
+    """Download the visitor's memories, each with its history, as one JSON file."""
+    response = jsonify(export_memories(g.user))
+    response.headers["Content-Disposition"] = 'attachment; filename="nimbus-memories.json"'
+    return response
 
 
 @bp.post("/memories/sharing")
