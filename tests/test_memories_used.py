@@ -2,13 +2,15 @@
 import pytest
 
 from webapp.extensions import db
+from webapp.chat.memories_used import memories_used
+from webapp.context.manifest import memories_sent
 from webapp.memories.models import Memory
 from webapp.memories.scopes import SessionScope
 from webapp.memories.store import delete_memory, remember, remember_for_everyone
 from webapp.models import Turn
 
 from .accounts_support import make_account, sign_in
-from .conftest import guest_user, sse_events
+from .conftest import ask, guest_user, run, sse_events
 from .test_chat import start
 
 HTMX = {"HX-Request": "true"}
@@ -100,3 +102,16 @@ def test_an_answer_without_memories_has_no_line(guest):
     conversation_id, _ = start(guest, "Hello")
     done = dict(sse_events(guest.get(f"/c/{conversation_id}/turns/0/stream").text))["done"]
     assert "Used " not in done and "memories-used" not in done
+
+
+def test_the_figure_survives_export_and_import(app, runner, alex, tmp_path):
+    remember(SessionScope.for_user(alex), "Prefers email over phone.", app.config, source="hand")
+    _, conversation, _ = ask(alex, "How do I prefer to be contacted?")
+    exported = run(runner, "export", conversation.id)
+    path = tmp_path / "export.json"
+    path.write_text(exported)
+    new_id = run(runner, "import", str(path)).split("conversation: ")[1].strip()
+    turn = db.session.query(Turn).filter_by(conversation_id=new_id, seq=0).one()
+    assert memories_used(turn) == 1 and memories_sent(turn.manifest)[0][1].startswith(
+        ("recency", "similarity", "keyword", "no vector"))
+

@@ -13,7 +13,7 @@ from webapp.memories.revisions import history_of
 from webapp.memories.store import (delete_memory, newest, remember, remember_for_everyone,
                                    update_content)
 
-from .accounts_support import make_account, sign_in
+from .accounts_support import fresh_request_globals, make_account, sign_in
 from .conftest import ask, guest_user, run
 
 HTMX = {"HX-Request": "true"}
@@ -171,3 +171,14 @@ def test_flask_memories_export_prints_the_same(app, runner, alex):
     update_content(memory, "Prefers phone calls.", app.config)
     printed = run(runner, "memories", "export", "--user", "alex@example.com")
     assert '"content": "Prefers email over phone."' in printed and '"action": "edited"' in printed
+
+
+def test_an_admins_edit_of_a_shared_memory_is_the_shops_in_the_panel(app, guest):
+    shared = remember_for_everyone(guest_user(guest).tenant_id, "Closes at noon.", app.config)[0]
+    make_account("ada@example.com", "admin")
+    admin = app.test_client()
+    sign_in(admin, "ada@example.com")
+    admin.post(f"/staff/memories/{shared.id}", data={"content": "Closes at five."})
+    fresh_request_globals()
+    page = guest.get("/memories").text
+    assert "Closes at five." in page and "Closes at noon." in page and "Edited by the shop" in page
