@@ -182,3 +182,16 @@ def test_an_admins_edit_of_a_shared_memory_is_the_shops_in_the_panel(app, guest)
     fresh_request_globals()
     page = guest.get("/memories").text
     assert "Closes at five." in page and "Closes at noon." in page and "Edited by the shop" in page
+
+
+def test_the_distiller_is_offered_what_it_may_supersede_and_nothing_of_the_shops(app, alex):
+    from webapp.memories.distiller import known_memories, output_schema, system_prompt
+    mine = note(alex, "Prefers email over phone.", app.config)
+    remember_for_everyone(alex.tenant_id, "The shop closes on Sundays.", app.config)
+    _, conversation, _ = ask(alex, "Hi")
+    scope = SessionScope.for_user(alex)
+    known = known_memories(scope)
+    prompt = system_prompt(conversation, scope, app.config, known)
+    assert f"[memory {mine.id}] Prefers email over phone." in prompt and "Sundays" not in prompt
+    item = output_schema(scope, known)["properties"]["memories"]["items"]["properties"]
+    assert item["supersedes"]["enum"] == [mine.id]
