@@ -9,7 +9,7 @@ from webapp.extensions import db
 from webapp.memories.models import DistillCheckpoint, Memory, TurnVector
 from webapp.memories.scopes import SessionScope
 from webapp.memories.sharing import set_memory_sharing
-from webapp.memories.store import remember
+from webapp.memories.store import delete_memory, remember, update_content
 from webapp.context.summary.models import ConversationSummary
 from webapp.models import AuditEntry, Conversation, RequestText, ShareLink, Turn, User, utcnow
 from webapp.shop.demo import give_demo_orders
@@ -33,8 +33,10 @@ def give_them_everything(app, user):
     remember(scope, f"Has a cat called {MARKER}", app.config, source="tool",
              conversation_id=conversation.id, turn_seq=0)
     remember(scope, "Prefers email", app.config, source="hand", word="account", personal=False)
-    remember(scope, "Order 1041 is a gift", app.config, source="hand", word="order",
-             order_number=1041, personal=False)
+    gift = remember(scope, "Order 1041 is a gift", app.config, source="hand", word="order",
+                    order_number=1041, personal=False)[0]
+    update_content(gift, f"Order 1041 is a gift for {MARKER}", app.config)  # the old text: history
+    delete_memory(remember(scope, "Prefers mornings", app.config, source="hand")[0])
     set_memory_sharing(user, True)
     # The turn has its vector already when search is on (embedded after the answer); else add one.
     db.session.merge(TurnVector(turn_id=turn.id, embedding=b"\0" * 4, embedding_model="test"))
@@ -64,7 +66,7 @@ def references(user_id, conversation_ids, turn_ids, order_ids, email):
                     targets.add(table.name)
                 if any(value in pointers[t] for t in targets if t in pointers):
                     found.append((table.name, column.name, value))
-                if table.name == "memories" and column.name == "memorable_id" and (
+                if table.name in ("memories", "memory_revisions") and column.name == "memorable_id" and (
                         (row["memorable_type"] == "account" and value == user_id)
                         or (row["memorable_type"] == "order" and value in order_ids)):
                     found.append((table.name, column.name, value))
@@ -132,6 +134,8 @@ def test_download_my_data_is_a_json_file_of_everything_about_them(app, client):
     assert data["account"]["email"] == "dana@example.com"
     assert [c["id"] for c in data["conversations"]] == [conversation.id]
     assert {m["content"] for m in data["memories"]} >= {f"Has a cat called {MARKER}", "Prefers email"}
+    gift = next(m for m in data["memories"] if m["scope"] == "order #1041")
+    assert [h["content"] for h in gift["history"]] == ["Order 1041 is a gift"]
     assert data["tickets"][0]["summary"] == MARKER
 
 

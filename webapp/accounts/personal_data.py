@@ -2,7 +2,7 @@
 
 Deleting runs as one transaction: their conversations (turns, summaries, checkpoints, vectors,
 share links and keyword-index rows go with them), every memory about them or from their
-conversations, orders, tickets, choices and the account itself. A shop-wide memory among them
+conversations with its history (the earlier texts), orders, tickets, choices and the account itself. A shop-wide memory among them
 was sent to other customers too: its words are blanked in the record of what their model calls
 received (the viewer's "as sent"), so nothing of it outlives the account. The audit log keeps one entry
 that says what was deleted and how much, with a keyed digest of the email instead of the email.
@@ -14,8 +14,9 @@ from flask import current_app
 from sqlalchemy import and_, delete, func, or_, select, update
 
 from ..extensions import db
-from ..memories.models import Memory
-from ..memories.scopes import ACCOUNT, ORDER, scope_label
+from ..memories.models import Memory, MemoryRevision
+from ..memories.revisions import memory_records
+from ..memories.scopes import ACCOUNT, ORDER
 from ..memories.sharing import sharing_choice
 from ..models import Conversation, RequestText, Turn, User, utcnow
 from ..shop.models import Order, Ticket
@@ -35,24 +36,34 @@ def their_memories(user: User, conversation_ids):
         Memory.conversation_id.in_(conversation_ids)))
 
 
+def their_revisions(user: User, conversation_ids):
+    """The history rows of their memories: the earlier texts and the records of deletions."""
+    order_ids = select(Order.id).where(Order.customer_id == user.id)
+    return and_(MemoryRevision.tenant_id == user.tenant_id, or_(
+        MemoryRevision.subject_id == user.id,
+        and_(MemoryRevision.memorable_type == ACCOUNT, MemoryRevision.memorable_id == user.id),
+        and_(MemoryRevision.memorable_type == ORDER, MemoryRevision.memorable_id.in_(order_ids)),
+        MemoryRevision.conversation_id.in_(conversation_ids),
+        MemoryRevision.memory_id.in_(select(Memory.id).where(their_memories(user, conversation_ids)))))
+
+
 def export_user_data(user: User) -> dict:
     """Everything stored about this person, in one JSON-ready document."""
     conversations = db.session.scalars(select(Conversation).where(Conversation.user_id == user.id)
                                        .order_by(Conversation.created_at))
     ids = select(Conversation.id).where(Conversation.user_id == user.id)
-    memories = db.session.scalars(select(Memory).where(their_memories(user, ids)).order_by(Memory.id))
+    memories = list(db.session.scalars(select(Memory).where(their_memories(user, ids))
+                                       .order_by(Memory.id)))
     orders = db.session.scalars(select(Order).where(Order.customer_id == user.id).order_by(Order.number))
     tickets = db.session.scalars(select(Ticket).where(Ticket.customer_id == user.id).order_by(Ticket.id))
     return {
-        "format": FORMAT, "version": 1, "exported_at": utcnow().isoformat(timespec="seconds"),
+        "format": FORMAT, "version": 2, "exported_at": utcnow().isoformat(timespec="seconds"),
         "account": {"email": user.email, "name": user.name, "role": user.role,
                     "guest": user.is_guest, "shop": user.tenant.name,
                     "created_at": user.created_at.isoformat(timespec="seconds"),
                     "memory_sharing": sharing_choice(user)},
         "conversations": [export_conversation(c) for c in conversations],
-        "memories": [{"content": m.content, "scope": scope_label(m), "shared": m.shared,
-                      "source": m.source, "conversation_id": m.conversation_id,
-                      "created_at": m.created_at.isoformat(timespec="seconds")} for m in memories],
+        "memories": memory_records(memories),
         "orders": [{"number": o.number, "item": o.item, "amount_cents": o.amount_cents,
                     "status": o.status, "purchased_at": o.purchased_at.isoformat(timespec="seconds")}
                    for o in orders],
@@ -89,10 +100,16 @@ def delete_user_data(user: User, requested_by: str) -> dict:
     ids = select(Conversation.id).where(Conversation.user_id == user.id)
     shared = db.session.scalars(select(Memory.content).distinct()
                                 .where(their_memories(user, ids), Memory.subject_id.is_(None))).all()
+    shared += db.session.scalars(select(MemoryRevision.content).distinct().where(
+        their_revisions(user, ids), MemoryRevision.subject_id.is_(None),
+        MemoryRevision.content.is_not(None))).all()  # earlier texts were sent to others too
     counts = {
         "redacted_texts": blank_in_others_prompts(user.tenant_id, user.id, shared),
         "conversations": db.session.scalar(select(func.count()).select_from(ids.subquery())),
         "turns": db.session.scalar(select(func.count()).where(Turn.conversation_id.in_(ids))),
+        "memory_revisions": db.session.execute(
+            delete(MemoryRevision).where(their_revisions(user, ids))
+            .execution_options(synchronize_session=False)).rowcount,
         "memories": db.session.execute(
             delete(Memory).where(their_memories(user, ids))
             .execution_options(synchronize_session=False)).rowcount,

@@ -37,11 +37,32 @@ def section_entry(section, texts: dict) -> dict:
                                   "hash": text_hash(content)})
     detail = section.detail or {}
     if "memories" in detail:
-        entry["memory_ids"] = [m.get("id") for m in detail["memories"] if isinstance(m, dict)]
+        memories = [m for m in detail["memories"] if isinstance(m, dict)]
+        entry["memory_ids"] = [m.get("id") for m in memories]
+        entry["memory_why"] = [str(m.get("why") or "")[:200] for m in memories]
     for key in ("through_seq", "style", "mode"):
         if key in detail:
             entry[key] = detail[key]
     return entry
+
+
+def memories_sent(manifest: dict | None) -> list[tuple[int, str]] | None:
+    """(memory id, why it was recalled) of each memory the request carried, in the block's
+    order; None for a turn recorded without a manifest."""
+    if not manifest or not isinstance(manifest.get("sections"), list):
+        return None
+    for section in manifest["sections"]:
+        if isinstance(section, dict) and section.get("name") == "memory":
+            ids = [i for i in section.get("memory_ids") or [] if isinstance(i, int)]
+            why = list(section.get("memory_why") or [])
+            return [(id_, why[n] if n < len(why) else "") for n, id_ in enumerate(ids)]
+    return []
+
+
+def memory_count(manifest: dict | None) -> int | None:
+    """How many memories the request carried: the chat's "Used N memories", the viewer's too."""
+    sent = memories_sent(manifest)
+    return None if sent is None else len(sent)
 
 
 class ManifestRecorder:

@@ -7,7 +7,7 @@ def init_app(app) -> None:
     from .. import hooks
     from ..agent.tools import register_tools
     from ..jobs import register_jobs
-    from . import block, cli, jobs, offline_distiller, tools, views
+    from . import block, cli, jobs, offline_distiller, report_views, tools, views
     hooks.add(hooks.SECTION_SOURCES, block.memory_section, first=True)
     register_tools(*tools.TOOLS)
     hooks.add(hooks.AFTER_TURN, jobs.after_turn)
@@ -15,3 +15,4 @@ def init_app(app) -> None:
     hooks.add(hooks.OFFLINE_TASKS, offline_distiller.distil_offline)
     cli.init_app(app)
     app.register_blueprint(views.bp)
+    app.register_blueprint(report_views.bp)

@@ -3,6 +3,9 @@
 Every command but `embed` acts as one person (--user, default the demo customer) and only sees
 and touches the memories that apply to that person's session.
 """
+import json
+from datetime import timedelta
+
 import click
 from flask import current_app
 from flask.cli import AppGroup
@@ -10,13 +13,16 @@ from sqlalchemy import or_, select
 
 from ..cli_helpers import add_command, resolve_user, user_option
 from ..extensions import db
-from ..models import Turn
+from ..models import Tenant, Turn, utcnow
 from .distiller import distil_conversation
 from .embeddings import get_embedder
+from .export import export_memories
 from .history import EMBED_BATCH, embed_turns_in_batches, search_turns
 from .jobs import sweep
 from .models import Memory, TurnVector
 from .recall import search as search_memories
+from .report import COLUMNS, consolidation_report
+from .revisions import history_of
 from .scopes import SCOPE_WORDS, InvalidScope, SessionScope, describe
 from .sharing import describe_choice, set_memory_sharing
 from .store import InvalidMemory, delete_memory, newest, remember, set_vectors, visible
@@ -138,6 +144,50 @@ def embed_missing(batch):
             turns_done += embedded
             bar.update(read)
     click.echo(f"Embedded {memories_done} memory(ies) and {turns_done} turn(s) with {embedder.name}.")
+
+
+@memories.command("history")
+@click.argument("memory_id")
+@user_option
+def show_history(memory_id, email):
+    """Show what one memory said before each edit, supersession or merge, newest first."""
+    memory = visible(SessionScope.for_user(resolve_user(email)), memory_id)
+    if memory is None:
+        raise click.ClickException(f"no memory {memory_id} for this user")
+    click.echo(line(memory))
+    for row in history_of([memory.id]).get(memory.id, []):
+        origin = f" in {row.conversation_id}#turn-{row.turn_seq + 1}" if row.conversation_id else ""
+        who = row.changed_by_name or row.changed_by
+        click.echo(f"  {row.created_at:%Y-%m-%d %H:%M} {row.action} by {who}{origin}: "
+                   f"was {row.content!r}")
+
+
+@memories.command("export")
+@user_option
+def export(email):
+    """Print this person's memories, each with its history, as JSON."""
+    click.echo(json.dumps(export_memories(resolve_user(email)), indent=2, ensure_ascii=False))
+
+
+@memories.command("report")
+@click.option("--days", type=click.IntRange(1, 36_500), default=30, show_default=True,
+              help="The period: this many days back from now.")
+@click.option("--tenant", "tenant_slug", default=None, metavar="SLUG",
+              help="The shop (default the demo shop).")
+def report(days, tenant_slug):
+    """The consolidation report: per scope, memories added, edited, superseded, merged and
+    deleted over the period, with the old text of each change."""
+    tenant = db.session.scalar(select(Tenant).where(
+        Tenant.slug == (tenant_slug or current_app.config["NIMBUS_DEMO_TENANT"])))
+    if tenant is None:
+        raise click.ClickException(f"no shop {tenant_slug!r}")
+    lines = consolidation_report(tenant.id, utcnow() - timedelta(days=days))
+    click.echo(f"{tenant.name}, the last {days} day(s): {len(lines)} scope(s) changed.")
+    for entry in lines:
+        click.echo(f"{entry.scope}: " + ", ".join(f"{entry.counts[c]} {c}" for c in COLUMNS))
+        for row in entry.changes:
+            click.echo(f"  {row.created_at:%Y-%m-%d %H:%M} {row.action} by "
+                       f"{row.changed_by_name or row.changed_by}: was {row.content!r}")
 
 
 @click.command("distil-inactive")

@@ -20,15 +20,13 @@ from ..llm import get_provider
 from ..llm.base import ContextTooLong, ProviderError, Reply
 from ..locks import LockBusy, named_lock
 from ..models import Conversation, Turn, utcnow
+from .consolidation import describe_pass, known_memories, write_memories
 from .models import DistillCheckpoint, Memory
-from .phrasing import fact_key
-from .scopes import TENANT_WORD, InvalidScope, SessionScope
+from .scopes import SessionScope
 from .sharing import shares_memories
-from .store import InvalidMemory, remember, set_vectors
 
 log = logging.getLogger(__name__)
 MARKER = "Output format of the memory distiller"
-MAX_MEMORIES_PER_WINDOW = 10
 INSTRUCTIONS = """You are the memory distiller of Nimbus, the support assistant of {shop}.
 Read the excerpt of a conversation with the customer {name} and write down only what is worth
 knowing in later conversations: how they want to be contacted or addressed, stable preferences,
@@ -45,9 +43,11 @@ class DistillError(ValueError):
     """The model's reply was not the JSON shape the distiller asked for."""
 
 
-def output_schema(scope: SessionScope) -> dict:
+def output_schema(scope: SessionScope, known: list[Memory] = ()) -> dict:
     item = {"content": {"type": "string"}, "scope": {"type": "string", "enum": scope.words()},
             "personal": {"type": "boolean"}, "turn": {"type": "integer"}}
+    if known:
+        item["supersedes"] = {"type": "integer", "enum": [m.id for m in known]}
     if scope.orders:
         item["order_number"] = {"type": "integer", "enum": sorted(scope.orders)}
     return {"type": "object", "required": ["memories"], "properties": {"memories": {
@@ -55,16 +55,23 @@ def output_schema(scope: SessionScope) -> dict:
                                    "required": ["content", "scope", "personal"]}}}}
 
 
-def system_prompt(conversation, scope: SessionScope, config) -> str:
-    """The instructions (replaceable through NIMBUS_MEMORY_PROMPT), then the fixed output shape."""
+def system_prompt(conversation, scope: SessionScope, config, known: list[Memory] = ()) -> str:
+    """The instructions (replaceable through NIMBUS_MEMORY_PROMPT), then the fixed output shape
+    and what is already remembered, which a contradicting memory supersedes by its id."""
     path = config.get("NIMBUS_MEMORY_PROMPT")
     template = Path(path).read_text(encoding="utf-8") if path else INSTRUCTIONS
     instructions = template.replace("{shop}", conversation.tenant.name).replace(
         "{name}", scope.subject_name or "the customer")
-    return (f"{instructions}\n\n{MARKER}: reply with JSON only, matching this schema.\n"
-            f"{json.dumps(output_schema(scope))}\n"
-            "scope: workspace = the shop as a whole; account = this customer's account; "
-            "order = one of their orders (give order_number). turn: the turn it came from.")
+    prompt = (f"{instructions}\n\n{MARKER}: reply with JSON only, matching this schema.\n"
+              f"{json.dumps(output_schema(scope, known))}\n"
+              "scope: workspace = the shop as a whole; account = this customer's account; "
+              "order = one of their orders (give order_number). turn: the turn it came from.")
+    if known:
+        prompt += ("\nAlready remembered. Never repeat one; when the customer now says "
+                   "something that contradicts or replaces one, give its number as "
+                   "\"supersedes\" and the new note as content:\n" + "\n".join(
+                       f"[memory {m.id}] {m.content}" for m in known))
+    return prompt
 
 
 def transcript(turns: list[Turn], name: str) -> str:
@@ -118,46 +125,6 @@ def ask_model(messages: list[dict], config, provider=None, schema: dict | None =
     return reply.text
 
 
-def tool_copies(conversation, seqs: set[int], content: str, name: str) -> list[Memory]:
-    """What save_memory already wrote from these turns that says the same thing."""
-    key = fact_key(content, name)
-    return [m for m in db.session.scalars(select(Memory).where(
-        Memory.conversation_id == conversation.id, Memory.source == "tool",
-        Memory.turn_seq.in_(seqs))) if fact_key(m.content, name) == key]
-
-
-def write_memories(items, conversation, scope, turns, config) -> int:
-    """Write the reply's memories, embedded together. When the save_memory tool already kept the
-    same fact during these turns, the distiller's copy wins: it read the whole window and chose
-    the scope from the session's words, while the tool was called mid-reply, often with no scope
-    at all (and then wrote a personal copy). One fact, one memory."""
-    seqs = {t.seq for t in turns}
-    written, created_rows = 0, []
-    for item in items[:MAX_MEMORIES_PER_WINDOW]:
-        word = str(item.get("scope") or TENANT_WORD)
-        personal = item.get("personal") is not False
-        if word == TENANT_WORD and not personal and not config["NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"]:
-            personal = True  # one customer's words must not steer the assistant for all others
-        seq = item.get("turn") if item.get("turn") in seqs else turns[-1].seq
-        try:
-            memory, created = remember(scope, item["content"], config, source="distilled",
-                                       word=word, personal=personal,
-                                       order_number=item.get("order_number"),
-                                       conversation_id=conversation.id, turn_seq=seq, embed=False)
-        except (InvalidScope, InvalidMemory) as error:
-            log.info("distiller: skipped a memory: %s", error)
-            continue
-        for copy in tool_copies(conversation, seqs, memory.content, scope.subject_name):
-            if copy.id != memory.id:
-                db.session.delete(copy)
-        if created:
-            written += 1
-            created_rows.append(memory)
-    set_vectors(created_rows, config)
-    db.session.commit()
-    return written
-
-
 def advance(checkpoint: DistillCheckpoint, through_seq: int, outcome: str) -> str:
     db.session.add(checkpoint)
     checkpoint.distilled_through_seq = through_seq
@@ -196,11 +163,13 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
     if not shares_memories(conversation.user, config):
         return advance(checkpoint, through, "skipped: this person does not share memories")
     scope = SessionScope.for_conversation(conversation)
+    known = known_memories(scope)
     for attempt in (1, 2):
-        messages = [{"role": "system", "content": system_prompt(conversation, scope, config)},
+        messages = [{"role": "system", "content": system_prompt(conversation, scope, config, known)},
                     {"role": "user", "content": transcript(turns, scope.subject_name)}]
         try:
-            items = parse_memories(ask_model(messages, config, provider, output_schema(scope)))
+            items = parse_memories(ask_model(messages, config, provider,
+                                             output_schema(scope, known)))
             break
         except ContextTooLong as error:  # fewer turns fit: read the older half, then the rest
             if attempt == 1 and len(turns) > 1:
@@ -214,9 +183,8 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
             return advance(checkpoint, through, f"failed: {error}")
         except ProviderError as error:  # down, cut short, or gave its slot to a chat
             return not_read(checkpoint, conversation_id, through, error)
-    written = write_memories(items, conversation, scope, turns, config)
-    return advance(checkpoint, through, f"wrote {written} memory(ies)" if written
-                   else "nothing found")
+    counts = write_memories(items, conversation, scope, turns, config, known)
+    return advance(checkpoint, through, describe_pass(counts))
 
 
 def distil_conversation(conversation_id: str, min_messages: int = 1, provider=None) -> str:

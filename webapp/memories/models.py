@@ -1,4 +1,5 @@
-"""Tables of long-term memory: memories on three axes, distiller checkpoints, sharing choices.
+"""Tables of long-term memory: memories on three axes, their history, distiller checkpoints,
+sharing choices.
 
 Retention: purging a conversation keeps the memories it produced; their provenance link is set to
 NULL (ON DELETE SET NULL) and the panel says "from a deleted conversation".
@@ -49,6 +50,43 @@ class Memory(db.Model):
         if source not in SOURCES:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}")
         super().__init__(tenant_id=tenant_id, content=content, source=source, **fields)
+
+    @property
+    def shared(self) -> bool:
+        return self.subject_id is None
+
+
+REVISION_ACTIONS = ("edited", "superseded", "merged", "deleted")
+
+
+class MemoryRevision(db.Model):
+    """What a memory said before it changed, who or what changed it, when and from which turn.
+
+    A deleted memory leaves only a row without text (what, where and when for the consolidation
+    report): deleting a memory takes its history with it.
+    """
+    __tablename__ = "memory_revisions"
+    __table_args__ = (Index("ix_memory_revisions_tenant_created", "tenant_id", "created_at"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"),
+                                           nullable=False)
+    memory_id: Mapped[int | None] = mapped_column(
+        ForeignKey("memories.id", ondelete="CASCADE"), index=True)
+    # The memory's place when it changed, so the report groups by scope after a deletion too.
+    memorable_type: Mapped[str | None] = mapped_column(String(20))
+    memorable_id: Mapped[int | None]
+    subject_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"),
+                                                   index=True)
+    action: Mapped[str] = mapped_column(String(12))
+    content: Mapped[str | None] = mapped_column(Text)  # the old text; None once deleted
+    changed_by: Mapped[str] = mapped_column(String(10))  # person, staff, distiller
+    changed_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    changed_by_name: Mapped[str] = mapped_column(String(200), default="")
+    conversation_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("conversations.id", ondelete="SET NULL"))
+    turn_seq: Mapped[int | None]  # the turn whose words changed it
+    reason: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     @property
     def shared(self) -> bool:

@@ -2,7 +2,8 @@
 
 It answers only requests carrying the distiller's output format, keeps names, stated preferences,
 "remember that…" and "we always / we bill…" arrangements, and writes nothing for small talk or
-advice ("remember to…" asks for something once; it is not a fact about anybody).
+advice ("remember to…" asks for something once; it is not a fact about anybody). A new way to be
+contacted ("please call me instead") supersedes the one already remembered.
 """
 import json
 import re
@@ -19,6 +20,12 @@ ARRANGEMENT = re.compile(r"^we (?:always|never|usually|bill|pay|prefer|use|order
 REMEMBER = re.compile(r"^(?:please\s+)?remember(?: that|:)?\s+(.+)", re.I)
 ADVICE = re.compile(r"^(?:to|when|how|if|why|what|where)\b", re.I)  # "remember to bring…"
 ORDER_NUMBER = re.compile(r"#?\b(\d{4,6})\b")
+KNOWN = re.compile(r"^\[memory (\d+)\] (.*)$", re.M)
+CONTACT = re.compile(r"\b(e-?mail|phone|call|calls|called|ring|text messages?|sms|letters?)\b", re.I)
+ASK_CONTACT = re.compile(r"^(?:actually,?\s+|no,?\s+)?please (call|phone|ring|e-?mail|text|write to) me\b",
+                         re.I)
+CHANNELS = {"call": "phone calls", "phone": "phone calls", "ring": "phone calls",
+            "email": "email", "e-mail": "email", "text": "text messages", "write to": "letters"}
 
 
 def sentences(text: str) -> list[str]:
@@ -37,6 +44,9 @@ def memory_of(sentence: str, name: str, words: list[str], orders: list[int]) -> 
     fact = remembered.group(1) if remembered else sentence
     if sentence.endswith("?") or (remembered and ADVICE.match(fact)):
         return None
+    if (asked := ASK_CONTACT.match(fact)) and "workspace" in words:
+        channel = CHANNELS[asked.group(1).lower()]
+        return {"content": f"Prefers {channel}.", "scope": "workspace", "personal": True}
     if (found := NAME.search(fact)) and "workspace" in words:
         return {"content": f"Name: {found.group(1)}.", "scope": "workspace", "personal": True}
     if ARRANGEMENT.match(fact) and "account" in words:
@@ -52,10 +62,23 @@ def memory_of(sentence: str, name: str, words: list[str], orders: list[int]) -> 
     return None
 
 
+def replaces(memory: dict, known: list[tuple[int, str]]) -> dict:
+    """{"supersedes": id} when a new way to be contacted replaces a remembered one."""
+    content = memory["content"]
+    if memory["scope"] != "workspace" or not content.startswith("Prefers ") \
+            or not CONTACT.search(content):
+        return {}
+    for id_, text in known:  # newest first: the preference in force
+        if text.startswith("Prefers ") and CONTACT.search(text) and text.lower() != content.lower():
+            return {"supersedes": id_}
+    return {}
+
+
 def distil_offline(messages: list[dict]) -> str | None:
     if not messages or messages[0]["role"] != "system" or MARKER not in messages[0]["content"]:
         return None
     words, orders = offered(messages[0]["content"])
+    known = [(int(id_), text) for id_, text in KNOWN.findall(messages[0]["content"])]
     excerpt = messages[-1]["content"]
     name = re.match(r"Conversation with (.+):", excerpt)
     name = name.group(1) if name else "The customer"
@@ -64,6 +87,6 @@ def distil_offline(messages: list[dict]) -> str | None:
         for sentence in sentences(text):
             memory = memory_of(sentence, name, words, orders)
             if memory is not None:
-                found.append({**memory, "turn": int(seq)})
+                found.append({**memory, "turn": int(seq), **replaces(memory, known)})
     return json.dumps({"memories": found})
 

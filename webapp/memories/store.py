@@ -10,6 +10,7 @@ from ..models import utcnow
 from ..security.validation import bounded_int
 from .embeddings import embed_many
 from .models import Memory
+from .revisions import SHELL, Changer, forget_history, keep_old_text
 from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope
 
 MAX_MEMORY_CHARS = 500
@@ -101,14 +102,34 @@ def editable(scope: SessionScope, memory: Memory) -> bool:
     return memory.memorable_type == ORDER and memory.memorable_id in scope.orders.values()
 
 
-def update_content(memory: Memory, content, config) -> Memory:
-    memory.content = clean_content(content)
-    memory.updated_at = utcnow()
-    set_vector(memory, config)
+def update_content(memory: Memory, content, config, by: Changer = SHELL) -> Memory:
+    """Change what a memory says; the old text stays in its history, never silently lost."""
+    text = clean_content(content)
+    if text != memory.content:
+        keep_old_text(memory, "edited", by, memory.content, "edited by hand")
+        memory.content = text
+        memory.updated_at = utcnow()
+        set_vector(memory, config)
     db.session.commit()
     return memory
 
 
-def delete_memory(memory: Memory) -> None:
+def supersede(memory: Memory, content, config, by: Changer, placement: dict,
+              source: str = "distilled", reason: str = "") -> Memory:
+    """A later fact contradicts `memory`: it now says the new text, the old one is history.
+    The caller embeds and commits (the distiller embeds a window's memories together)."""
+    keep_old_text(memory, "superseded", by, memory.content, reason)
+    memory.content = clean_content(content)
+    memory.source, memory.updated_at = source, utcnow()
+    memory.conversation_id, memory.turn_seq = by.conversation_id, by.turn_seq
+    for column, value in placement.items():
+        setattr(memory, column, value)
+    return memory
+
+
+def delete_memory(memory: Memory, by: Changer = SHELL, commit: bool = True) -> None:
+    """Delete a memory and its history; one row without text says it went, and when."""
+    forget_history(memory, by)
     db.session.delete(memory)
-    db.session.commit()
+    if commit:
+        db.session.commit()

@@ -4,16 +4,18 @@ Thin views over the store: the visitor sees the memories that apply to them, gro
 changes their own, adds by hand and chooses whether new memories are written. Every form works
 without JavaScript (post, then redirect); with htmx the panel swaps itself in place.
 """
-from flask import (Blueprint, abort, current_app, g, redirect, render_template, request,
-                   url_for)
+from flask import (Blueprint, abort, current_app, g, jsonify, redirect, render_template,
+                   request, url_for)
 
 from sqlalchemy import select
 
 from ..extensions import db, htmx
 from ..models import Conversation
 from ..access import may_edit_memory
+from .export import export_memories
 from .history import search_turns
 from .phrasing import about, to_you
+from .revisions import Changer, history_of
 from .scopes import (
     ACCOUNT,
     ORDER,
@@ -64,9 +66,22 @@ def groups(scope: SessionScope) -> list[tuple[str, list]]:
     return list(grouped.items())
 
 
-def own_conversations(scope: SessionScope, memories) -> set[str]:
+ACTIONS = {"edited": "Edited", "superseded": "Replaced", "merged": "Merged"}
+
+
+def changed_by(row) -> str:
+    """Who changed a memory, in the panel reader's words."""
+    if row.changed_by_id is not None and row.changed_by_id == g.user.id:
+        return "by you"
+    if row.changed_by == "distiller":
+        return "after a conversation"
+    return "by the shop's staff" if row.changed_by in ("staff", "shell") else "by another person"
+
+
+def own_conversations(scope: SessionScope, memories, history) -> set[str]:
     """Provenance links only to the visitor's own conversations (others' would 404 anyway)."""
     ids = {m.conversation_id for _, group in memories for m in group if m.conversation_id}
+    ids |= {row.conversation_id for rows in history.values() for row in rows if row.conversation_id}
     if not ids:
         return set()
     return set(db.session.scalars(select(Conversation.id).where(
@@ -76,7 +91,11 @@ def own_conversations(scope: SessionScope, memories) -> set[str]:
 def render_panel(error: str | None = None, status: int = 200):
     scope = SessionScope.for_user(g.user)
     memories = groups(scope)
-    context = {"groups": memories, "own": own_conversations(scope, memories),
+    history = history_of(m.id for _, group in memories for m in group)
+    context = {"groups": memories, "own": own_conversations(scope, memories, history),
+               "history": history, "actions": ACTIONS, "changed_by": changed_by,
+               "addressed_text": lambda m, text: text if m.shared or m.subject_id != g.user.id
+               else to_you(text, g.user.name),
                "can_edit": lambda m: editable(scope, m), "applies_to": applies_to,
                "addressed": lambda m: m.content if m.shared or m.subject_id != g.user.id
                else to_you(m.content, g.user.name),
@@ -123,7 +142,8 @@ def edit_memory(memory_id):
     """Change what one of the visitor's memories says."""
     memory = get_editable_memory_or_404(SessionScope.for_user(g.user), memory_id)
     try:
-        update_content(memory, request.form.get("content"), current_app.config)
+        update_content(memory, request.form.get("content"), current_app.config,
+                       Changer.person(g.user))
     except InvalidMemory as error:
         return render_panel(f"Not saved: {error}.", 422)
     return done()
@@ -132,8 +152,17 @@ def edit_memory(memory_id):
 @bp.post("/memories/<int:memory_id>/delete")
 def delete_memory_view(memory_id):
     """Delete one of the visitor's memories for good."""
-    delete_memory(get_editable_memory_or_404(SessionScope.for_user(g.user), memory_id))
+    delete_memory(get_editable_memory_or_404(SessionScope.for_user(g.user), memory_id),
+                  Changer.person(g.user))
     return done()
+
+
+@bp.get("/memories/export.json")
+def export_memories_view():
+    """Download the visitor's memories, each with its history, as one JSON file."""
+    response = jsonify(export_memories(g.user))
+    response.headers["Content-Disposition"] = 'attachment; filename="nimbus-memories.json"'
+    return response
 
 
 @bp.post("/memories/sharing")

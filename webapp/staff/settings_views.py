@@ -10,6 +10,7 @@ from ..extensions import db
 from ..context.assemble import STRATEGIES
 from ..memories.models import Memory
 from ..memories.scopes import TENANT_WORD, SessionScope
+from ..memories.revisions import Changer
 from ..memories.store import InvalidMemory, delete_memory, remember, update_content
 from ..context.summary.fold import STYLES
 from ..access import admin_required
@@ -80,7 +81,7 @@ def edit_shared_memory(memory_id):
     """Change what a shop-wide memory says."""
     try:
         update_content(get_shared_memory_or_404(memory_id), request.form.get("content"),
-                       current_app.config)
+                       current_app.config, Changer.person(g.user))
     except InvalidMemory as problem:
         return render_settings(error=f"Not saved: {problem}.", status=422)
     return redirect(url_for(".show_settings", _anchor="shared-memories"), 303)
@@ -90,5 +91,5 @@ def edit_shared_memory(memory_id):
 @admin_required
 def delete_shared_memory(memory_id):
     """Delete a shop-wide memory for good."""
-    delete_memory(get_shared_memory_or_404(memory_id))
+    delete_memory(get_shared_memory_or_404(memory_id), Changer.person(g.user))
     return redirect(url_for(".show_settings", _anchor="shared-memories"), 303)

@@ -131,6 +131,7 @@ class SentSection(Strict):
     messages: list[SentMessage] = []
     turns: list[Row(Count, Literal["full", "compact"], Hash)] = []
     memory_ids: list[Count | None] = []
+    memory_why: list[Annotated[str, Field(max_length=200)]] = []  # why each was recalled
     through_seq: Count | None = None
     style: Text | None = None
     mode: Text | None = None

@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..context.assemble import STRATEGIES, ContextPlan, Policy, Section, assemble
+from ..context.manifest import memory_count
 from ..models import Conversation, Turn
 from .chart import CostChart, cost_chart
 from .fates import FateRun, Fates
@@ -41,6 +42,7 @@ class TurnRow:
     trace: list[dict]
     in_summary: bool = False  # sent by the history and covered by the summary too
     model_calls: int = 1
+    memories_used: int | None = None  # memories its request carried; None without a manifest
 
     @property
     def number(self) -> int:
@@ -122,7 +124,8 @@ def turn_row(turn: Turn, fates: Fates, ratio: float) -> TurnRow:
     return TurnRow(turn.seq, turn.outcome, turn.created_at, turn.messages, fate, reason, sent,
                    round(turn.full_tokens * ratio), sent_tokens, turn.prompt_tokens,
                    turn.completion_tokens, turn.context_tokens, turn.resend_tokens,
-                   list(turn.trace or []), fates.in_summary(turn.seq), model_calls(turn))
+                   list(turn.trace or []), fates.in_summary(turn.seq), model_calls(turn),
+                   None if turn.outcome == "pending" else memory_count(turn.manifest))
 
 
 def build_report(conversation: Conversation, config, policy: Policy | None = None,
