@@ -19,7 +19,7 @@ from webapp.context.summary.section import (
 )
 from webapp.storage import create_conversation, delete_conversation, finish_turn, start_turn
 
-from .conftest import ask
+from .conftest import ask, use_provider
 from .fakes.scripted_model import ScriptedModel
 
 FILLER = ["Where is order 1042?", "How long does shipping take?", "Thanks, that helps.",
@@ -126,10 +126,9 @@ def test_turns_not_yet_folded_say_so(app, alex):
     assert fate == DROPPED and reason.endswith("; not yet in the summary")
 
 
-def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, caplog):
+def test_a_failing_summarizer_never_breaks_the_chat(app, alex, caplog):
     huey.flush()
-    monkeypatch.setattr(summary_jobs, "get_provider",
-                        lambda config: ScriptedModel(*[ProviderError("down")] * 50))
+    use_provider(app, ScriptedModel(*[ProviderError("down")] * 50))
     conversation = create_conversation(alex)
     conversation.settings = {"budget": 150}
     db.session.commit()
@@ -142,10 +141,10 @@ def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, capl
     assert retries and set(retries) == {1}  # queued again, with one retry left of two
 
 
-def test_a_busy_lock_skips_the_fold(app, alex, monkeypatch):
+def test_a_busy_lock_skips_the_fold(app, alex):
     conversation = long_conversation(alex)
     model = CountingModel()
-    monkeypatch.setattr(summary_jobs, "get_provider", lambda config: model)
+    use_provider(app, model)
     with named_lock(f"summary:{conversation.id}"):
         summary_jobs.fold_summary(conversation.id)
     assert model.calls == 0
@@ -153,9 +152,9 @@ def test_a_busy_lock_skips_the_fold(app, alex, monkeypatch):
     assert model.calls == 1
 
 
-def test_no_model_call_after_a_turn_while_nothing_fell_off(app, alex, monkeypatch):
+def test_no_model_call_after_a_turn_while_nothing_fell_off(app, alex):
     model = CountingModel()
-    monkeypatch.setattr(summary_jobs, "get_provider", lambda config: model)
+    use_provider(app, model)
     _, conversation, _ = ask(alex, "Hello")
     ask(alex, "My name is Dara.", conversation)
     assert model.calls == 0 and cached_summary(conversation) is None

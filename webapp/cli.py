@@ -100,14 +100,14 @@ def init_db(demo):
 def answer(conversation, question: str, echo_trace: bool) -> str:
     """Run one turn through the agent under the conversation's lock; return the answer."""
     from .agent.loop import run_turn
-    from .llm import get_provider
+    from .llm import provider_for
     from .locks import conversation_lock
     from .storage import start_turn
     text = ""
     with conversation_lock(conversation.id):
         turn = start_turn(conversation, question)
         # The answer is printed whole: the offline model's demo pace would only make it wait.
-        provider = get_provider({**current_app.config, "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
+        provider = provider_for(current_app, NIMBUS_OFFLINE_WORDS_PER_SECOND=0)
         for event in run_turn(turn, provider):
             if event.line and echo_trace:
                 click.echo(f"  [step {event.step}] {event.line}", err=echo_trace == "stderr")
