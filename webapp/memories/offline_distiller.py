@@ -8,6 +8,8 @@ import json
 import re
 
 from ..llm.offline import TASKS
+from ..llm.offline_recall import SENTENCE_END
+from ..shop.order_numbers import order_numbers
 from .distiller import MARKER
 from .phrasing import in_note_form
 
@@ -19,11 +21,10 @@ ARRANGEMENT = re.compile(r"^we (?:always|never|usually|bill|pay|prefer|use|order
                          r"only)\b", re.I)
 REMEMBER = re.compile(r"^(?:please\s+)?remember(?: that|:)?\s+(.+)", re.I)
 ADVICE = re.compile(r"^(?:to|when|how|if|why|what|where)\b", re.I)  # "remember to bring…"
-ORDER_NUMBER = re.compile(r"#?\b(\d{4,6})\b")
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    return [s.strip() for s in SENTENCE_END.split(text) if s.strip()]
 
 
 def offered(prompt: str) -> tuple[list[str], list[int]]:
@@ -44,7 +45,7 @@ def memory_of(sentence: str, name: str, words: list[str], orders: list[int]) -> 
         return {"content": in_note_form(fact), "scope": "account",
                 "personal": False}
     if remembered or PREFERENCE.match(fact):
-        numbers = [int(n) for n in ORDER_NUMBER.findall(fact) if int(n) in orders]
+        numbers = [n for n in order_numbers(fact) if n in orders]
         content = in_note_form(fact)
         if numbers and "order" in words:
             return {"content": content, "scope": "order", "order_number": numbers[0],
