@@ -231,7 +231,3 @@ def purge_older_than(days: int, undo_seconds: float) -> int:
     db.session.commit()
     return result.rowcount
 
-
-def count_turns(conversation_id: str) -> int:
-    return db.session.scalar(select(func.count()).select_from(Turn)
-                             .where(Turn.conversation_id == conversation_id))
