@@ -11,7 +11,7 @@ from flask.cli import with_appcontext
 
 from .extensions import db
 from .transfer.formats import FORMATS
-from .security.validation import whole_number
+from .security.validation import has_nul, length_problem, whole_number
 
 
 def init_app(app) -> None:
@@ -118,13 +118,12 @@ def answer(conversation, question: str, echo_trace: bool) -> str:
 
 def check_question(question: str) -> str:
     question = question.strip()
-    limit = current_app.config["NIMBUS_MAX_MESSAGE_CHARS"]
     if not question:
         raise click.ClickException("the question is empty")
-    if "\x00" in question:
+    if has_nul(question):  # `chat` reads its lines from stdin, past the arguments' guard
         raise click.ClickException("the question contains a NUL character (\\0), which cannot be stored")
-    if len(question) > limit:
-        raise click.ClickException(f"the question is {len(question):,} characters; the limit is {limit:,}")
+    if problem := length_problem(question, current_app.config):
+        raise click.ClickException(f"the question is {problem}")
     return question
 
 
