@@ -24,7 +24,7 @@ ANY_STAFF = {"staff", "admin", "staff_b", "admin_b"}
 MATRIX = {
     "chat.show_conversation": {"owner"}, "chat.send_message": {"owner"},
     "chat.stream_reply": {"owner"}, "chat.stop_reply": {"owner"},
-    "chat.rename_conversation": {"owner"}, "chat.delete_conversation": {"owner"},
+    "chat.rename_conversation": {"owner"}, "chat.mark_conversation_deleted": {"owner"},
     "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
     "chat.restore_conversation": {"owner"}, "chat.mark_turn": {"owner", "admin"},
     "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
@@ -54,7 +54,7 @@ MATRIX = {
 }
 # Run last, in this order, each on its own resource: they destroy what they reach.
 DESTRUCTIVE = ["auth.logout", "shares.revoke", "tenant.delete_shared_memory",
-               "memories.delete_memory_view", "chat.delete_conversation"]
+               "memories.delete_memory_view", "chat.mark_conversation_deleted"]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from webapp.memories.history import search_turns
 from webapp.memories.recall import search
 from webapp.memories.scopes import SessionScope
 from webapp.memories.store import remember
-from webapp.storage import create_conversation, delete_conversation
+from webapp.storage import create_conversation, delete_conversation_for_good
 
 from .conftest import ask
 from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh database)
@@ -45,7 +45,7 @@ def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
             results, _ = search_turns(alex, "parcel", app.config)
             assert len(results) == 1 and search_turns(sam, "parcel", app.config)[0] == []
 
-            delete_conversation(conversation)
+            delete_conversation_for_good(conversation)
             db.session.expire_all()
             kept, _ = search(SessionScope.for_user(alex), "parcels", app.config)
             assert kept[0][0].conversation_id is None

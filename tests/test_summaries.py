@@ -17,7 +17,7 @@ from webapp.context.summary.section import (
     needs_refresh,
     refresh_summary,
 )
-from webapp.storage import create_conversation, delete_conversation, finish_turn, start_turn
+from webapp.storage import create_conversation, delete_conversation_for_good, finish_turn, start_turn
 
 from .conftest import ask, use_provider
 from .fakes.scripted_model import ScriptedModel
@@ -164,7 +164,7 @@ def test_deleting_a_conversation_deletes_its_summaries(app, alex):
     conversation = long_conversation(alex)
     refresh_summary(conversation, OfflineModel())
     refresh_summary(conversation, OfflineModel(), style="bullets")
-    delete_conversation(conversation)
+    delete_conversation_for_good(conversation)
     db.session.expunge_all()
     assert db.session.query(ConversationSummary).count() == 0
 

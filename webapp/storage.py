@@ -158,7 +158,8 @@ def all_turns(conversation_id: str) -> list[Turn]:
                                    .order_by(Turn.seq)))
 
 
-def delete_conversation(conversation: Conversation) -> None:
+def delete_conversation_for_good(conversation: Conversation) -> None:
+    """Delete the row and all that hangs off it, with no undo (the chat's Delete only marks it)."""
     db.session.delete(conversation)
     db.session.commit()
 

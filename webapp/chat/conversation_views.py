@@ -51,7 +51,7 @@ def rename_conversation(conversation_id):
 
 
 @bp.delete("/c/<conversation_id>")
-def delete_conversation(conversation_id):
+def mark_conversation_deleted(conversation_id):
     """Delete a conversation: gone from the sidebar at once, restorable for a few seconds."""
     conversation = get_conversation_or_404(conversation_id)
     deleted = {"id": conversation.id, "title": conversation.title}  # the row may be purged below
