@@ -107,7 +107,7 @@ def fingerprint() -> str:
 
 
 # Would end the staff member's session halfway through a sweep (a guest simply gets a new one).
-SESSION_ENDERS = {"auth.logout", "account.delete_data"}
+SESSION_ENDERS = {"accounts.logout", "personal_data.delete_data"}
 
 
 def routes(app, who="client"):
