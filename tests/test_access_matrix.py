@@ -14,7 +14,7 @@ from webapp.memories.store import remember
 from webapp.models import ShareLink, utcnow
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask, make_app, wait_for_replies
+from .support import ask, make_app, wait_for_replies
 
 ACTORS = ("owner", "customer", "guest", "staff", "admin", "customer_b", "staff_b", "admin_b")
 EVERYONE = set(ACTORS)

@@ -22,7 +22,7 @@ from webapp.memories.scopes import SessionScope
 from webapp.memories.store import remember
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask, guest_user, wait_for_replies
+from .support import ask, guest_user, wait_for_replies
 from .postgres_support import new_database
 
 # Beyond 64 bits, and between 2**31 and 2**63-1 (ids are 32-bit columns on PostgreSQL)

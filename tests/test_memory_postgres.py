@@ -11,7 +11,7 @@ from webapp.memories.scopes import SessionScope
 from webapp.memories.store import remember
 from webapp.storage import create_conversation, delete_conversation_for_good
 
-from .conftest import ask
+from .support import ask
 from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh database)
 
 

@@ -6,7 +6,7 @@ from sqlalchemy import inspect
 from webapp.database import create_schema
 from webapp.extensions import db
 
-from .conftest import make_app
+from .support import make_app
 
 
 def test_migrations_match_the_models(tmp_path):

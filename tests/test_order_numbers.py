@@ -8,7 +8,7 @@ from webapp.memories.scopes import SessionScope
 from webapp.memories.store import newest
 from webapp.shop.order_numbers import order_numbers
 
-from .conftest import ask
+from .support import ask
 
 FORMS = ["#1041", "order 1041", "order no. 1041", "Order No. 1041", "order number 1041",
          "order #1041"]

@@ -1,11 +1,13 @@
 """Every model call goes through the app's provider: the one a test or the app installed answers."""
 from webapp.context.summary.jobs import fold_summary
 from webapp.context.summary.section import cached_summary
+from webapp.extensions import db
+from webapp.llm.messages import assistant_message, user_message
 from webapp.llm.offline import OfflineModel
 from webapp.memories.distiller import MARKER, distil_conversation
+from webapp.storage import create_conversation, finish_turn, start_turn
 
-from .conftest import ask, run
-from .test_summaries import long_conversation
+from .support import ask, run
 
 
 class RecordingModel(OfflineModel):
@@ -19,6 +21,18 @@ class RecordingModel(OfflineModel):
     def stream(self, messages, tools):
         self.prompts.append(messages[0]["content"] if messages else "")
         return super().stream(messages, tools)
+
+
+def long_conversation(user):
+    """Twelve stored turns on a small budget: the first, with the name, falls out of the window."""
+    conversation = create_conversation(user)
+    conversation.settings = {"budget": 200}
+    db.session.commit()
+    for question in ["My name is Dara.", *["Just some small talk " + "x" * 80] * 11]:
+        turn = start_turn(conversation, question)
+        finish_turn(turn, [user_message(question), assistant_message("Noted.")], "answered", [],
+                    {}, 0, 0)
+    return conversation
 
 
 def install(app) -> RecordingModel:

@@ -18,7 +18,7 @@ from webapp.locks import acquire, conversation_lock_name
 from webapp.models import StopRequest, Turn, utcnow
 from webapp.shop.models import Ticket
 
-from .conftest import make_app, sse_events, use_provider, wait_for_replies
+from .support import make_app, sse_events, use_provider, wait_for_replies
 from .fakes.paced_model import PacedModel
 from .test_chat import start
 from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh database)

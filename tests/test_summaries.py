@@ -19,7 +19,7 @@ from webapp.context.summary.section import (
 )
 from webapp.storage import create_conversation, delete_conversation_for_good, finish_turn, start_turn
 
-from .conftest import ask, use_provider
+from .support import ask, use_provider
 from .fakes.scripted_model import ScriptedModel
 
 FILLER = ["Where is order 1042?", "How long does shipping take?", "Thanks, that helps.",
@@ -184,7 +184,7 @@ def test_summaries_are_logged_not_raised_when_the_queue_fails(app, alex, monkeyp
 
 def test_a_fold_that_fails_the_check_keeps_the_old_summary_and_says_so_in_the_viewer(
         app, guest):
-    from .conftest import guest_user
+    from .support import guest_user
     conversation = long_conversation(guest_user(guest))
     summary, _ = refresh_summary(conversation, OfflineModel())
     before, through = summary.text, summary.through_seq

@@ -8,7 +8,7 @@ from webapp.llm.base import ProviderError
 from webapp.context.assemble import SUMMARIZED, assemble
 from webapp.context.summary.section import cached_summary
 
-from .conftest import ask, guest_user, use_provider
+from .support import ask, guest_user, use_provider
 from .fakes.scripted_model import ScriptedModel
 from .viewer_support import refund_conversation, summarized_conversation
 
