@@ -9,6 +9,7 @@ from webapp.runs.heartbeat import stop_heartbeat
 from webapp.database import create_schema
 from webapp.extensions import db
 
+from .postgres_support import new_database
 from .support import make_app, wait_for_replies
 
 
@@ -64,3 +65,13 @@ def guest(client):
     token = re.search(r'<meta name="csrf-token" content="([^"]+)"', page.text).group(1)
     client.environ_base["HTTP_X_CSRFTOKEN"] = token
     return client
+
+
+@pytest.fixture
+def postgres_url():
+    """A fresh database on the local server, dropped afterwards; CI must have the server."""
+    url, drop = new_database()
+    try:
+        yield url
+    finally:
+        drop()

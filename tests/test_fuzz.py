@@ -25,6 +25,8 @@ from .accounts_support import make_account, sign_in
 from .support import ask, guest_user, wait_for_replies
 from .postgres_support import new_database
 
+pytestmark = pytest.mark.slow  # fuzzing every route on both backends takes minutes
+
 # Beyond 64 bits, and between 2**31 and 2**63-1 (ids are 32-bit columns on PostgreSQL)
 HUGE = ["9223372036854775808", "9223372036854775807", "2147483648", "9" * 40, "-1"]
 ODD_TEXT = ["\x00", "a\x00b", "%00", "%ff%fe", "\u202e\ufeff", "x" * 3000, "../../etc", "' OR 1=1 --"]

@@ -1,4 +1,5 @@
 """Long-term memory on PostgreSQL: full-text keyword search, hybrid recall, isolation, retention."""
+import pytest
 from sqlalchemy import text
 
 from webapp import create_app
@@ -12,10 +13,11 @@ from webapp.memories.store import remember
 from webapp.storage import create_conversation, delete_conversation_for_good
 
 from .support import ask
-from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh database)
+
+pytestmark = pytest.mark.slow  # needs PostgreSQL
 
 
-def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
+def test_memory_search_and_isolation_on_postgresql(postgres_url):
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
                       "NIMBUS_MEMORY_SEARCH": True, "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
     with app.app_context():
@@ -54,7 +56,7 @@ def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
             db.engine.dispose()
 
 
-def test_keyword_ranking_on_postgresql_matches_sqlite(postgres_url):  # noqa: F811
+def test_keyword_ranking_on_postgresql_matches_sqlite(postgres_url):
     """Scores are computed in Python from the scope's counts, so both databases rank alike."""
     from datetime import datetime
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
