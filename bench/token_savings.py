@@ -23,6 +23,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from flask import current_app  # noqa: E402
 from sqlalchemy import func, update  # noqa: E402
 
 from webapp import create_app  # noqa: E402
@@ -34,9 +35,9 @@ from webapp.llm.offline import OfflineModel  # noqa: E402
 from webapp.llm.base import Reply  # noqa: E402
 from webapp.llm.messages import user_message  # noqa: E402
 from webapp.context.assemble import STRATEGIES, SUMMARY_STRATEGIES  # noqa: E402
+from webapp.memories.distiller import MARKER  # noqa: E402
 from webapp.memories.phrasing import in_third_person  # noqa: E402
 from webapp.llm.tokens import estimate_messages  # noqa: E402
-from webapp.context.summary import jobs as summary_jobs  # noqa: E402
 from webapp.context.summary.section import cached_summary, summary_messages  # noqa: E402
 from webapp.models import Turn  # noqa: E402
 from webapp.storage import all_turns, create_conversation, start_turn  # noqa: E402
@@ -131,12 +132,15 @@ class RecordingModel(OfflineModel):
 
 
 class SummarizerMeter(OfflineModel):
-    """The offline model as the summary job's provider, counting its calls and prompt tokens."""
+    """The offline model as the app's provider, counting the summary fold's calls and prompt tokens
+    (the distiller's calls pass through uncounted, as they did before it shared the provider)."""
 
     def __init__(self, paraphrase: bool = False):
         self.calls, self.tokens, self.ratio, self.paraphrase = 0, 0, 1.0, paraphrase
 
     def stream(self, messages, tools):
+        if messages and MARKER in (messages[0].get("content") or ""):  # the distiller's call
+            return super().stream(messages, tools)
         self.calls += 1
         self.tokens += round(estimate_messages(messages) * self.ratio)
         if not self.paraphrase:
@@ -175,7 +179,7 @@ def run(strategy: str, user, lines, budget: int, paraphrase: bool = False) -> di
     conversation.strategy, conversation.settings = strategy, {"budget": budget}
     db.session.commit()
     summarizer = SummarizerMeter(paraphrase)
-    summary_jobs.get_provider = lambda config: summarizer
+    current_app.extensions["provider_factory"] = lambda config: summarizer  # the fold's model
     probes = present = answered = 0
     for question, fact in lines:
         db.session.execute(update(Turn).where(Turn.conversation_id == conversation.id).values(

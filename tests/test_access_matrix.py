@@ -14,7 +14,7 @@ from webapp.memories.store import remember
 from webapp.models import ShareLink, utcnow
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask, make_app, wait_for_replies
+from .support import ask, make_app, wait_for_replies
 
 ACTORS = ("owner", "customer", "guest", "staff", "admin", "customer_b", "staff_b", "admin_b")
 EVERYONE = set(ACTORS)
@@ -24,7 +24,7 @@ ANY_STAFF = {"staff", "admin", "staff_b", "admin_b"}
 MATRIX = {
     "chat.show_conversation": {"owner"}, "chat.send_message": {"owner"},
     "chat.stream_reply": {"owner"}, "chat.stop_reply": {"owner"},
-    "chat.rename_conversation": {"owner"}, "chat.delete_conversation": {"owner"},
+    "chat.rename_conversation": {"owner"}, "chat.mark_conversation_deleted": {"owner"},
     "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
     "chat.restore_conversation": {"owner"}, "chat.mark_turn": {"owner", "admin"},
     "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
@@ -39,24 +39,24 @@ MATRIX = {
     "staff.show_console": ANY_STAFF, "staff.show_conversation": TENANT_STAFF,
     "staff.show_audit": {"admin", "admin_b"}, "memory_report.show_report": ANY_STAFF, "shares.create": TENANT_STAFF,
     "shares.revoke": TENANT_STAFF,
-    "tenant.show_settings": {"admin", "admin_b"}, "tenant.save": {"admin", "admin_b"},
-    "tenant.add_shared_memory": {"admin", "admin_b"},
-    "tenant.edit_shared_memory": {"admin"}, "tenant.delete_shared_memory": {"admin"},
+    "settings.show_settings": {"admin", "admin_b"}, "settings.save": {"admin", "admin_b"},
+    "settings.add_shared_memory": {"admin", "admin_b"},
+    "settings.edit_shared_memory": {"admin"}, "settings.delete_shared_memory": {"admin"},
     # Each person's own things, no id: everybody reaches their own.
     "chat.show_page": EVERYONE, "chat.start_conversation": EVERYONE,
     "memories.show_panel": EVERYONE, "memories.add_memory": EVERYONE,
     "memories.set_sharing": EVERYONE, "memories.search_history": EVERYONE,
     "memories.export_memories_view": EVERYONE,
-    "account.show_account": EVERYONE, "account.download_data": EVERYONE,
-    "account.delete_data": EVERYONE, "chat.set_trim_notes": EVERYONE,
+    "personal_data.show_account": EVERYONE, "personal_data.download_data": EVERYONE,
+    "personal_data.delete_data": EVERYONE, "chat.set_trim_notes": EVERYONE,
     "transfer.show_import": EVERYONE, "transfer.upload": EVERYONE,  # into their own account
     # Public: signing in, and a share link (the token is the permission).
-    "auth.login": EVERYONE, "auth.logout": EVERYONE, "auth.signup": EVERYONE,
+    "accounts.login": EVERYONE, "accounts.logout": EVERYONE, "accounts.signup": EVERYONE,
     "share.show_shared": EVERYONE, "static": EVERYONE,
 }
 # Run last, in this order, each on its own resource: they destroy what they reach.
-DESTRUCTIVE = ["auth.logout", "shares.revoke", "tenant.delete_shared_memory",
-               "memories.delete_memory_view", "chat.delete_conversation"]
+DESTRUCTIVE = ["accounts.logout", "shares.revoke", "settings.delete_shared_memory",
+               "memories.delete_memory_view", "chat.mark_conversation_deleted"]
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def world(tmp_path, migrated_database):
         from webapp.staff.shares import serializer
         values = {"conversation_id": conversation.id, "seq": 0, "number": 1, "link_id": link.id,
                   "token": serializer().dumps([link.id, link.key]), "filename": "css/base.css"}
-        yield app, clients, values, {"memories": memory.id, "tenant": shared.id}
+        yield app, clients, values, {"memories": memory.id, "settings": shared.id}
         wait_for_replies(app)
         db.session.remove()
         db.engine.dispose()
@@ -116,7 +116,7 @@ def test_every_route_answers_each_role_as_the_policy_says(world):
         url = rule.build({k: params[k] for k in rule.arguments}, append_unknown=False)[1]
         # Refused actors first: the allowed ones may change what the others would see.
         for actor in sorted(ACTORS, key=lambda a: a in allowed):
-            if endpoint == "account.delete_data" or (endpoint == "auth.logout" and actor != "guest"):
+            if endpoint == "personal_data.delete_data" or (endpoint == "accounts.logout" and actor != "guest"):
                 continue  # own-account routes: covered in test_data_rights / test_accounts
             for name in ("csrf_token", "_login_user"):
                 g.pop(name, None)

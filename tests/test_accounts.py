@@ -9,7 +9,7 @@ from webapp.extensions import db
 from webapp.storage import create_conversation, list_conversations
 
 from .accounts_support import PASSWORD, csrf_token, make_account, sign_in
-from .conftest import guest_user, make_app
+from .support import guest_user, make_app
 
 
 def test_passwords_are_stored_as_argon2id_hashes(app):

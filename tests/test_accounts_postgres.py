@@ -1,6 +1,8 @@
 """Accounts on PostgreSQL: the console's query and search, and deleting a customer's data."""
 import re
 
+import pytest
+
 from webapp import create_app
 from webapp.accounts import find_user
 from webapp.extensions import db
@@ -10,12 +12,12 @@ from webapp.memories.store import remember
 from webapp.models import Conversation, RequestText
 
 from .accounts_support import make_account, sign_in
-from .test_postgres import postgres_url  # noqa: F401  the fixture
 
+pytestmark = pytest.mark.slow  # needs PostgreSQL
 SHARED = "Umbrellas are 100% waterproof_and ship in 9 days"  # % and _ are LIKE's wildcards
 
 
-def test_console_and_delete_my_data_on_postgresql(postgres_url, monkeypatch):  # noqa: F811
+def test_console_and_delete_my_data_on_postgresql(postgres_url, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", postgres_url)
     app = create_app()
     app.config.update(TESTING=True, WTF_CSRF_ENABLED=False)

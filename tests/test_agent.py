@@ -7,7 +7,7 @@ from webapp.models import utcnow
 from webapp.shop.models import Order
 from webapp.storage import all_turns, create_conversation, start_turn
 
-from .conftest import ask
+from .support import ask
 from .fakes.scripted_model import ScriptedModel
 
 

@@ -3,7 +3,7 @@ so: neither stored, nor streamed, nor shown in full."""
 from webapp.agent.loop import CUT_MARK
 from webapp.llm.base import Reply
 
-from .conftest import ask, guest_user, use_provider
+from .support import ask, guest_user, use_provider
 
 HUGE = 2_000_001
 

@@ -9,7 +9,7 @@ from webapp.models import Conversation, Turn, User
 from webapp.shop.models import Order
 from webapp.storage import list_conversations
 
-from .conftest import ask, guest_user, sse_events, use_provider, wait_for_replies
+from .support import ask, guest_user, sse_events, use_provider, wait_for_replies
 from .fakes.scripted_model import ScriptedModel
 
 

@@ -9,7 +9,7 @@ from webapp.extensions import db
 from webapp.models import Conversation
 from webapp.storage import create_conversation, start_turn
 
-from .conftest import ask, guest_user, sse_events
+from .support import ask, guest_user, sse_events
 from .fakes.history import fill_conversation
 from .test_chat import start
 

@@ -30,7 +30,12 @@ def test_resuming_someone_elses_conversation_is_refused(runner):
 def test_ask_refuses_empty_and_oversized_questions(runner, app):
     assert "the question is empty" in runner.invoke(args=["ask", "   "]).output
     huge = "x" * (app.config["NIMBUS_MAX_MESSAGE_CHARS"] + 1)
-    assert "the limit is 8,000" in runner.invoke(args=["ask", huge]).output
+    assert "8,001 characters long; the limit is 8,000" in runner.invoke(args=["ask", huge]).output
+
+
+def test_chat_refuses_a_nul_typed_at_its_prompt(runner, app):
+    result = runner.invoke(args=["chat"], input="Hello\x00there\n")
+    assert "NUL character" in result.output
 
 
 def test_unknown_user_gets_a_hint_to_seed_the_demo(runner):

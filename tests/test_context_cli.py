@@ -5,7 +5,7 @@ from webapp.extensions import db
 from webapp.context.assemble import STRATEGIES
 from webapp.storage import create_conversation
 
-from .conftest import ask
+from .support import ask
 
 FILLER = ["Where is order 1042?", "How long does shipping take?", "Thanks, that helps."]
 

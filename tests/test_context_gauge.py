@@ -5,7 +5,7 @@ import re
 from webapp.extensions import db
 from webapp.context.assemble import assemble
 
-from .conftest import ask, guest_user, sse_events
+from .support import ask, guest_user, sse_events
 from .viewer_support import refund_conversation, summarized_conversation
 
 

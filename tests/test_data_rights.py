@@ -18,7 +18,7 @@ from webapp.audit import record
 from webapp.viewer.as_sent import rebuild
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask, run
+from .support import ask, run
 
 MARKER = "zanzibarquokka"  # a word only the deleted customer ever wrote
 
@@ -140,7 +140,7 @@ def test_download_my_data_is_a_json_file_of_everything_about_them(app, client):
 
 
 def test_a_guest_can_delete_their_data_too(guest):
-    from .conftest import guest_user
+    from .support import guest_user
     visitor = guest_user(guest)
     ask(visitor, "Hello there")
     assert guest.post("/account/delete", data={"confirm": "DELETE"}).status_code == 200

@@ -12,7 +12,7 @@ from webapp.staff.shares import share_url
 from webapp.storage import mark_deleted
 
 from .accounts_support import fresh_request_globals, make_account, sign_in
-from .conftest import ask
+from .support import ask
 
 
 def deleted_long_ago(conversation, seconds=3600):
@@ -52,7 +52,7 @@ def test_the_customers_own_search_omits_a_deleted_conversation(app, alex):
 
 
 def test_restore_is_refused_once_the_undo_window_has_passed(guest):
-    from .conftest import guest_user
+    from .support import guest_user
     _, conversation, _ = ask(guest_user(guest), "Delete me")
     deleted_long_ago(conversation)  # the worker has not got round to it yet
     assert guest.post(f"/c/{conversation.id}/restore").status_code == 404

@@ -22,8 +22,10 @@ from webapp.memories.scopes import SessionScope
 from webapp.memories.store import remember
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask, guest_user, wait_for_replies
+from .support import ask, guest_user, wait_for_replies
 from .postgres_support import new_database
+
+pytestmark = pytest.mark.slow  # fuzzing every route on both backends takes minutes
 
 # Beyond 64 bits, and between 2**31 and 2**63-1 (ids are 32-bit columns on PostgreSQL)
 HUGE = ["9223372036854775808", "9223372036854775807", "2147483648", "9" * 40, "-1"]
@@ -107,7 +109,7 @@ def fingerprint() -> str:
 
 
 # Would end the staff member's session halfway through a sweep (a guest simply gets a new one).
-SESSION_ENDERS = {"auth.logout", "account.delete_data"}
+SESSION_ENDERS = {"accounts.logout", "personal_data.delete_data"}
 
 
 def routes(app, who="client"):

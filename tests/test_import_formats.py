@@ -10,7 +10,7 @@ from webapp.extensions import db
 from webapp.models import Conversation
 from webapp.transfer import detect, load
 
-from .conftest import guest_user, run
+from .support import guest_user, run
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = {"openai_messages.json": "openai", "openai_finetune.jsonl": "openai",

@@ -7,7 +7,7 @@ from webapp.chat.sidebar import grouped
 from webapp.extensions import db
 from webapp.models import Conversation, Turn
 
-from .conftest import use_provider
+from .support import use_provider
 from .fakes.scripted_model import ScriptedModel
 from .test_chat import start, wait_for_replies
 

@@ -10,7 +10,7 @@ from webapp.memories.store import delete_memory, remember, remember_for_everyone
 from webapp.models import Turn
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask, guest_user, run, sse_events
+from .support import ask, guest_user, run, sse_events
 from .test_chat import start
 
 HTMX = {"HX-Request": "true"}

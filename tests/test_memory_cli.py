@@ -5,7 +5,7 @@ from webapp.memories.scopes import SessionScope
 from webapp.memories.sharing import set_memory_sharing, shares_memories, sharing_choice
 from webapp.memories.store import newest
 
-from .conftest import ask, run
+from .support import ask, run
 
 
 def test_a_remembered_preference_reaches_a_new_conversation_of_that_person_only(runner):

@@ -14,7 +14,7 @@ from webapp.memories.sharing import set_memory_sharing
 from webapp.memories.store import newest
 from webapp.models import utcnow
 
-from .conftest import ask, guest_user
+from .support import ask, guest_user
 from .fakes.scripted_model import ScriptedModel
 
 

@@ -14,7 +14,7 @@ from webapp.memories.store import (delete_memory, newest, remember, remember_for
                                    update_content)
 
 from .accounts_support import fresh_request_globals, make_account, sign_in
-from .conftest import ask, guest_user, run
+from .support import ask, guest_user, run
 
 HTMX = {"HX-Request": "true"}
 

@@ -10,7 +10,7 @@ from webapp.memories.sharing import sharing_choice
 from webapp.memories.store import newest, remember, remember_for_everyone
 from webapp.storage import create_conversation
 
-from .conftest import ask, guest_user
+from .support import ask, guest_user
 
 HTMX = {"HX-Request": "true"}
 

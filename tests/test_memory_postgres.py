@@ -1,4 +1,5 @@
 """Long-term memory on PostgreSQL: full-text keyword search, hybrid recall, isolation, retention."""
+import pytest
 from sqlalchemy import text
 
 from webapp import create_app
@@ -9,13 +10,14 @@ from webapp.memories.history import search_turns
 from webapp.memories.recall import search
 from webapp.memories.scopes import SessionScope
 from webapp.memories.store import remember
-from webapp.storage import create_conversation, delete_conversation
+from webapp.storage import create_conversation, delete_conversation_for_good
 
-from .conftest import ask
-from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh database)
+from .support import ask
+
+pytestmark = pytest.mark.slow  # needs PostgreSQL
 
 
-def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
+def test_memory_search_and_isolation_on_postgresql(postgres_url):
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
                       "NIMBUS_MEMORY_SEARCH": True, "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
     with app.app_context():
@@ -45,7 +47,7 @@ def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
             results, _ = search_turns(alex, "parcel", app.config)
             assert len(results) == 1 and search_turns(sam, "parcel", app.config)[0] == []
 
-            delete_conversation(conversation)
+            delete_conversation_for_good(conversation)
             db.session.expire_all()
             kept, _ = search(SessionScope.for_user(alex), "parcels", app.config)
             assert kept[0][0].conversation_id is None
@@ -54,7 +56,7 @@ def test_memory_search_and_isolation_on_postgresql(postgres_url):  # noqa: F811
             db.engine.dispose()
 
 
-def test_keyword_ranking_on_postgresql_matches_sqlite(postgres_url):  # noqa: F811
+def test_keyword_ranking_on_postgresql_matches_sqlite(postgres_url):
     """Scores are computed in Python from the scope's counts, so both databases rank alike."""
     from datetime import datetime
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,

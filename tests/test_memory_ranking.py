@@ -11,7 +11,7 @@ from webapp.memories.history import search_turns
 from webapp.memories.keywords import statistics, turns_indexed
 from webapp.memories.ranking import Candidate, ScopeStatistics, bm25_scores, best_first
 
-from .conftest import ask
+from .support import ask
 
 TODAY = datetime(2026, 12, 1)
 

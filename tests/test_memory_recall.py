@@ -19,7 +19,7 @@ from webapp.memories.scopes import SessionScope
 from webapp.memories.store import remember
 from webapp.storage import create_conversation, start_turn
 
-from .conftest import ask, run
+from .support import ask, run
 from .fakes.openai_server import EMBEDDING_DIMENSIONS, FakeOpenAIServer
 
 

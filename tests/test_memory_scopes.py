@@ -10,7 +10,7 @@ from webapp.memories.models import Memory
 from webapp.memories.recall import for_prompt, search
 from webapp.memories.scopes import InvalidScope, SessionScope
 from webapp.memories.store import newest, remember, visible
-from webapp.storage import create_conversation, delete_conversation
+from webapp.storage import create_conversation, delete_conversation_for_good
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_purging_a_conversation_keeps_its_memories(app, alex):
     conversation = create_conversation(alex)
     memory = remember(SessionScope.for_user(alex), "Alex prefers email.", app.config,
                       source="tool", conversation_id=conversation.id, turn_seq=0)[0]
-    delete_conversation(conversation)
+    delete_conversation_for_good(conversation)
     db.session.expire_all()
     kept = db.session.get(Memory, memory.id)
     assert kept.content == "Alex prefers email." and kept.conversation_id is None

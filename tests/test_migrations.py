@@ -1,4 +1,9 @@
 """The migrations build exactly the schema the models describe, and init-db applies them."""
+import ast
+import re
+from pathlib import Path
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
@@ -6,7 +11,39 @@ from sqlalchemy import inspect
 from webapp.database import create_schema
 from webapp.extensions import db
 
-from .conftest import make_app
+from .support import make_app
+
+VERSIONS = sorted((Path(__file__).resolve().parent.parent / "migrations" / "versions").glob("*.py"))
+# Databases already record these ids, so they stay; every later revision is named for its file.
+OLD_IDS = {"0001", "issue9", "issue13", "issue11", "issue12", "issue15"}
+
+
+def assignment(tree, name: str):
+    return next(n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                and getattr(n.targets[0], "id", None) == name)
+
+
+@pytest.mark.parametrize("path", VERSIONS, ids=lambda p: p.stem)
+def test_a_migration_imports_nothing_from_the_app(path):
+    """A module that moves or changes must never break an old migration: each carries its DDL."""
+    modules = {(n.module or "") for n in ast.walk(ast.parse(path.read_text()))
+               if isinstance(n, ast.ImportFrom)}
+    modules |= {a.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Import)
+                for a in n.names}
+    assert not {m for m in modules if m.split(".")[0] in ("webapp", "tests")}
+
+
+@pytest.mark.parametrize("path", VERSIONS, ids=lambda p: p.stem)
+def test_a_new_revision_is_named_for_what_it_does(path):
+    revision = assignment(ast.parse(path.read_text()), "revision")
+    assert revision in OLD_IDS or (revision == path.stem
+                                   and re.fullmatch(r"\d{4}_[a-z0-9_]+", revision))
+
+
+def test_the_revisions_form_one_line_in_file_order():
+    trees = [ast.parse(path.read_text()) for path in VERSIONS]
+    ids = [assignment(tree, "revision") for tree in trees]
+    assert [assignment(tree, "down_revision") for tree in trees] == [None, *ids[:-1]]
 
 
 def test_migrations_match_the_models(tmp_path):

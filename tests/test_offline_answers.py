@@ -8,7 +8,7 @@ from webapp.llm import get_provider
 from webapp.llm.base import Reply
 from webapp.llm.offline import OfflineModel
 
-from .conftest import ask
+from .support import ask
 
 
 def words_and_reply(model, text="Hello"):

@@ -6,7 +6,7 @@ from webapp.llm import get_provider
 from webapp.llm.openai_provider import OpenAIProvider
 from webapp.storage import all_turns
 
-from .conftest import ask
+from .support import ask
 from .fakes.openai_server import FakeOpenAIServer
 
 

@@ -7,7 +7,7 @@ from sqlalchemy.exc import OperationalError
 
 from webapp import create_app
 
-from .conftest import wait_for_replies
+from .support import wait_for_replies
 
 
 def visitor(app):

@@ -9,7 +9,7 @@ from webapp.models import AuditEntry, Turn
 from webapp.storage import get_turn
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask, guest_user
+from .support import ask, guest_user
 from .viewer_support import refund_conversation
 
 HTMX = {"HX-Request": "true"}

@@ -6,16 +6,7 @@ import pytest
 from webapp import create_app
 from webapp.extensions import db
 
-from .postgres_support import new_database
-
-@pytest.fixture
-def postgres_url():
-    """A fresh database on the local server, dropped afterwards; CI must have the server."""
-    url, drop = new_database()
-    try:
-        yield url
-    finally:
-        drop()
+pytestmark = pytest.mark.slow  # needs PostgreSQL
 
 
 def test_refund_scenario_on_postgresql(postgres_url, monkeypatch):

@@ -14,7 +14,7 @@ from webapp.llm.calls import _SLOTS
 from webapp.llm.openai_provider import merge_tool_call
 from webapp.storage import all_turns, create_conversation, start_turn
 
-from .conftest import ask, guest_user
+from .support import ask, guest_user
 from .fakes.compat_servers import CompatServer
 from .fakes.openai_server import FakeOpenAIServer
 

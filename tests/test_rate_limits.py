@@ -8,7 +8,7 @@ from webapp import create_app
 from webapp.extensions import db
 from webapp.models import Turn
 
-from .conftest import wait_for_replies
+from .support import wait_for_replies
 
 HTMX = {"HX-Request": "true"}
 

@@ -1,7 +1,7 @@
 """The seed's refund conversation, end to end through the CLI with the offline model."""
 import re
 
-from .conftest import run
+from .support import run
 
 
 def test_refund_scenario_end_to_end(runner):

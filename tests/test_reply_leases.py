@@ -18,17 +18,16 @@ from webapp.locks import acquire, conversation_lock_name
 from webapp.models import StopRequest, Turn, utcnow
 from webapp.shop.models import Ticket
 
-from .conftest import make_app, sse_events, use_provider, wait_for_replies
+from .support import make_app, sse_events, use_provider, wait_for_replies
 from .fakes.paced_model import PacedModel
 from .test_chat import start
-from .test_postgres import postgres_url  # noqa: F401  (the fixture: a fresh database)
 
 FAST_LEASES = {"NIMBUS_LEASE_SECONDS": 1.0, "NIMBUS_HEARTBEAT_SECONDS": 0.2,
                "NIMBUS_STOP_POLL_SECONDS": 0.1}
 WORDS = " ".join(f"word{i}" for i in range(400))
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def any_app(request, tmp_path, migrated_database):
     """The app on SQLite (a copy of the migrated template) or on a fresh PostgreSQL database."""
     if request.param == "sqlite":

@@ -11,7 +11,7 @@ from webapp.storage import create_conversation, start_turn
 from webapp.runs.heartbeat import run_for
 from webapp.models import StopRequest
 
-from .conftest import sse_events, use_provider, wait_for_replies
+from .support import sse_events, use_provider, wait_for_replies
 from .fakes.paced_model import PacedModel
 from .fakes.scripted_model import ScriptedModel
 from .test_chat import start

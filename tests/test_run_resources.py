@@ -11,7 +11,7 @@ from webapp.llm.messages import validate_turn
 from webapp.models import Conversation, Turn
 from webapp.storage import create_conversation, start_turn
 
-from .conftest import use_provider
+from .support import use_provider
 from .fakes.scripted_model import ScriptedModel
 
 

@@ -8,7 +8,7 @@ import pytest
 from webapp import create_app
 from webapp.extensions import db
 
-from .conftest import ask, guest_user
+from .support import ask, guest_user
 
 TEMPLATES = pathlib.Path(__file__).parent.parent / "templates"
 

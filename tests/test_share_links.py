@@ -9,7 +9,7 @@ from webapp.extensions import db
 from webapp.models import AuditEntry, ShareLink, utcnow
 
 from .accounts_support import fresh_request_globals, make_account, sign_in
-from .conftest import ask
+from .support import ask
 
 
 @pytest.fixture

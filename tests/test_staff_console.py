@@ -8,7 +8,7 @@ from webapp.extensions import db
 from webapp.models import AuditEntry, utcnow
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask
+from .support import ask
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_staff_open_a_conversation_read_only_and_every_opening_is_audited(staff,
 
 
 def test_a_customer_opening_their_own_conversation_is_not_audited(guest):
-    from .conftest import guest_user
+    from .support import guest_user
     _, conversation, _ = ask(guest_user(guest), "Hello")
     assert guest.get(f"/c/{conversation.id}/viewer").status_code == 200
     assert AuditEntry.query.count() == 0
@@ -105,7 +105,7 @@ def test_staff_preview_what_if_but_only_admins_apply(staff, app, alex):
 
 
 def test_admins_read_the_audit_log(app, alex):
-    from .conftest import ask as run_turn
+    from .support import ask as run_turn
     _, conversation, _ = run_turn(alex, "Hello")
     make_account("ada@example.com", "admin")
     admin = app.test_client()

@@ -17,9 +17,9 @@ from webapp.context.summary.section import (
     needs_refresh,
     refresh_summary,
 )
-from webapp.storage import create_conversation, delete_conversation, finish_turn, start_turn
+from webapp.storage import create_conversation, delete_conversation_for_good, finish_turn, start_turn
 
-from .conftest import ask
+from .support import ask, use_provider
 from .fakes.scripted_model import ScriptedModel
 
 FILLER = ["Where is order 1042?", "How long does shipping take?", "Thanks, that helps.",
@@ -126,10 +126,9 @@ def test_turns_not_yet_folded_say_so(app, alex):
     assert fate == DROPPED and reason.endswith("; not yet in the summary")
 
 
-def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, caplog):
+def test_a_failing_summarizer_never_breaks_the_chat(app, alex, caplog):
     huey.flush()
-    monkeypatch.setattr(summary_jobs, "get_provider",
-                        lambda config: ScriptedModel(*[ProviderError("down")] * 50))
+    use_provider(app, ScriptedModel(*[ProviderError("down")] * 50))
     conversation = create_conversation(alex)
     conversation.settings = {"budget": 150}
     db.session.commit()
@@ -142,10 +141,10 @@ def test_a_failing_summarizer_never_breaks_the_chat(app, alex, monkeypatch, capl
     assert retries and set(retries) == {1}  # queued again, with one retry left of two
 
 
-def test_a_busy_lock_skips_the_fold(app, alex, monkeypatch):
+def test_a_busy_lock_skips_the_fold(app, alex):
     conversation = long_conversation(alex)
     model = CountingModel()
-    monkeypatch.setattr(summary_jobs, "get_provider", lambda config: model)
+    use_provider(app, model)
     with named_lock(f"summary:{conversation.id}"):
         summary_jobs.fold_summary(conversation.id)
     assert model.calls == 0
@@ -153,9 +152,9 @@ def test_a_busy_lock_skips_the_fold(app, alex, monkeypatch):
     assert model.calls == 1
 
 
-def test_no_model_call_after_a_turn_while_nothing_fell_off(app, alex, monkeypatch):
+def test_no_model_call_after_a_turn_while_nothing_fell_off(app, alex):
     model = CountingModel()
-    monkeypatch.setattr(summary_jobs, "get_provider", lambda config: model)
+    use_provider(app, model)
     _, conversation, _ = ask(alex, "Hello")
     ask(alex, "My name is Dara.", conversation)
     assert model.calls == 0 and cached_summary(conversation) is None
@@ -165,7 +164,7 @@ def test_deleting_a_conversation_deletes_its_summaries(app, alex):
     conversation = long_conversation(alex)
     refresh_summary(conversation, OfflineModel())
     refresh_summary(conversation, OfflineModel(), style="bullets")
-    delete_conversation(conversation)
+    delete_conversation_for_good(conversation)
     db.session.expunge_all()
     assert db.session.query(ConversationSummary).count() == 0
 
@@ -185,7 +184,7 @@ def test_summaries_are_logged_not_raised_when_the_queue_fails(app, alex, monkeyp
 
 def test_a_fold_that_fails_the_check_keeps_the_old_summary_and_says_so_in_the_viewer(
         app, guest):
-    from .conftest import guest_user
+    from .support import guest_user
     conversation = long_conversation(guest_user(guest))
     summary, _ = refresh_summary(conversation, OfflineModel())
     before, through = summary.text, summary.through_seq

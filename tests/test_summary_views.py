@@ -5,11 +5,10 @@ import pytest
 from webapp.extensions import db
 from webapp.jobs import huey
 from webapp.llm.base import ProviderError
-from webapp.context.summary import jobs as summary_jobs
 from webapp.context.assemble import SUMMARIZED, assemble
 from webapp.context.summary.section import cached_summary
 
-from .conftest import ask, guest_user
+from .support import ask, guest_user, use_provider
 from .fakes.scripted_model import ScriptedModel
 from .viewer_support import refund_conversation, summarized_conversation
 
@@ -28,7 +27,7 @@ def test_the_summary_opens_from_the_chat_and_the_viewer(guest, conversation):
     assert f'href="/c/{conversation.id}/summary"' in guest.get(f"/c/{conversation.id}/viewer").text
 
 
-def test_a_hand_edit_is_sent_marked_and_folded_on_from(app, guest, conversation, monkeypatch):
+def test_a_hand_edit_is_sent_marked_and_folded_on_from(app, guest, conversation):
     response = guest.post(f"/c/{conversation.id}/summary",
                           data={"text": "User: my name is Dara, call me on Tuesdays."})
     assert response.status_code == 303
@@ -36,7 +35,7 @@ def test_a_hand_edit_is_sent_marked_and_folded_on_from(app, guest, conversation,
     assert "call me on Tuesdays" in plan.section("summary").messages[0]["content"]
     assert "edited by hand" in guest.get(f"/c/{conversation.id}/viewer").text
     recorder = ScriptedModel("User: my name is Dara, call me on Tuesdays.\nTopics: name")
-    monkeypatch.setattr(summary_jobs, "get_provider", lambda config: recorder)
+    use_provider(app, recorder)
     ask(guest_user(guest), "One more question", conversation)
     guest.post(f"/c/{conversation.id}/turns/{conversation.turn_count - 1}/summarize")
     assert recorder.requests  # a fold ran, from the edited text
@@ -73,10 +72,9 @@ def test_summarize_up_to_here_needs_a_summary_strategy(guest):
     assert guest.post(f"/c/{conversation.id}/turns/1/summarize").status_code == 422
 
 
-def test_a_failed_fold_keeps_the_summary_and_says_so(app, guest, conversation, monkeypatch):
+def test_a_failed_fold_keeps_the_summary_and_says_so(app, guest, conversation):
     good = cached_summary(conversation).text
-    monkeypatch.setattr(summary_jobs, "get_provider",
-                        lambda config: ScriptedModel(*[ProviderError("provider down")] * 50))
+    use_provider(app, ScriptedModel(*[ProviderError("provider down")] * 50))
     huey.flush()
     guest.post(f"/c/{conversation.id}/turns/{conversation.turn_count - 1}/summarize")
     db.session.expire_all()

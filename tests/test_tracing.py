@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from webapp import tracing
 
-from .conftest import ask, make_app
+from .support import ask, make_app
 
 REFUND = "Can I get a refund for order #1043?"
 

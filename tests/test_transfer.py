@@ -10,7 +10,7 @@ from webapp.transfer import export_conversation
 
 from webapp.accounts import find_user
 
-from .conftest import ask, run
+from .support import ask, run
 
 
 def refund_conversation(user):
@@ -245,7 +245,7 @@ def test_purge_removes_old_guests_without_conversations_only(runner, app):
 
 
 def test_the_chat_shows_an_opening_assistant_message_without_an_empty_question(runner, tmp_path, guest):
-    from .conftest import guest_user
+    from .support import guest_user
     path = tmp_path / "transcript.json"
     path.write_text(json.dumps([{"role": "assistant", "content": "Welcome back!"},
                                 {"role": "user", "content": "Thanks."}]))

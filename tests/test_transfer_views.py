@@ -11,7 +11,7 @@ from webapp.extensions import db
 from webapp.models import AuditEntry, Conversation
 
 from .accounts_support import make_account, sign_in
-from .conftest import ask, guest_user
+from .support import ask, guest_user
 
 DATA = Path(__file__).parent / "data"
 

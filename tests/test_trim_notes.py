@@ -7,7 +7,7 @@ import pytest
 from webapp.chat.trim_notes import note_between
 from webapp.extensions import db
 
-from .conftest import ask, guest_user, sse_events
+from .support import ask, guest_user, sse_events
 from .viewer_support import summarized_conversation
 
 NOTE = re.compile(r'<aside class="trim-note" id="trim-note-(\d+)" data-turn="(\d+)">\s*'

@@ -5,7 +5,7 @@ from webapp.accounts import find_user
 from webapp.accounts.passwords import check_password
 from webapp.models import AuditEntry
 
-from .conftest import run
+from .support import run
 
 
 def printed_password(output: str) -> str:

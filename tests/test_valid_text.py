@@ -10,7 +10,7 @@ from webapp.llm.base import Reply, ToolCall
 from webapp.llm.valid_text import valid_stream
 from webapp.models import Turn
 
-from .conftest import ask
+from .support import ask
 from .test_reply_leases import FAST_LEASES, browser, killed_mid_tool_turn, orphan, stored
 from .test_chat import start
 

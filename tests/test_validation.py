@@ -7,7 +7,7 @@ from webapp.memories.models import Memory
 from webapp.models import Conversation, Turn
 from webapp.security.validation import NUL_MESSAGE, UTF8_MESSAGE, bounded_int
 
-from .conftest import ask, guest_user
+from .support import ask, guest_user
 
 HUGE = "9223372036854775808"  # 2**63: one past what a BIGINT holds
 HTMX = {"HX-Request": "true"}

@@ -21,7 +21,7 @@ from webapp.storage import all_turns, start_turn
 from webapp.viewer.report import NOT_FINISHED, build_report
 from webapp.viewer.whatif import WhatIfError, apply_policy, parse_what_if, what_if_policy
 
-from .conftest import ask
+from .support import ask
 from .fakes.openai_server import FakeOpenAIServer
 from .fakes.scripted_model import ScriptedModel
 from .viewer_support import (DROPPING_BUDGET, SUMMARY_BUDGET, refund_conversation,

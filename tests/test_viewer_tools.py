@@ -6,7 +6,7 @@ from webapp.storage import all_turns
 from webapp.transfer import export_conversation, import_conversation
 from webapp.viewer.as_sent import rebuild
 
-from .conftest import guest_user
+from .support import guest_user
 from .viewer_support import DROPPING_BUDGET, refund_conversation, summarized_conversation
 
 

@@ -11,7 +11,7 @@ from webapp.storage import all_turns, start_turn
 from webapp.viewer.as_sent import rebuild
 from webapp.viewer.report import build_report
 
-from .conftest import ask
+from .support import ask
 from .fakes.openai_server import FakeOpenAIServer
 from .viewer_support import REFUND_QUESTIONS
 
@@ -29,7 +29,7 @@ def forty_turns(user, budget=600):
 
 
 def test_no_turn_is_sent_and_summarized_unless_the_page_marks_it(app, guest):
-    from .conftest import guest_user
+    from .support import guest_user
     # A budget where fold-ahead reaches into the compacted history (at 600 the offline model's
     # Markdown answers leave room for one full turn only, and the summary reaches exactly to it).
     conversation = forty_turns(guest_user(guest), budget=900)
@@ -127,7 +127,7 @@ def test_a_turns_manifest_rebuilds_what_the_provider_received_after_later_change
 
 
 def test_as_sent_routes_show_the_rebuilt_request_to_its_owner_only(app, guest, client, sam):
-    from .conftest import guest_user
+    from .support import guest_user
     _, conversation, _ = ask(guest_user(guest), "Can I get a refund for order #1043?")
     page = guest.get(f"/c/{conversation.id}/viewer/turns/1/sent")
     assert page.status_code == 200 and "Turn 1 as it was sent" in page.text

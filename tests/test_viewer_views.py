@@ -7,7 +7,7 @@ from webapp.cli import message_lines
 from webapp.extensions import db
 from webapp.storage import create_conversation
 
-from .conftest import guest_user
+from .support import guest_user
 from .viewer_support import DROPPING_BUDGET, refund_conversation, summarized_conversation
 
 HTMX = {"HX-Request": "true", "HX-Target": "plan"}

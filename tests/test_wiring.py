@@ -9,7 +9,7 @@ from webapp.agent.tools import REGISTRY
 from webapp.context.assemble import assemble
 from webapp.storage import create_conversation
 
-from .conftest import make_app
+from .support import make_app
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

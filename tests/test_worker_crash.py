@@ -12,6 +12,8 @@ from webapp.llm.messages import validate_turn
 
 from .fakes import live_app
 
+pytestmark = pytest.mark.slow  # kills a gunicorn worker mid-reply
+
 GUESTS, WORDS = 6, 40
 
 

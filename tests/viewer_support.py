@@ -1,5 +1,5 @@
 """The seed's three refund turns, which the viewer tests look at from every side."""
-from .conftest import ask
+from .support import ask
 
 REFUND_QUESTIONS = ("Can I get a refund for order #1043?", "OK. What about my other order, 1042?",
                     "Yes please.")

@@ -11,7 +11,7 @@ from flask import current_app
 from .cli_helpers import add_command, owned, resolve_user, user_option
 from .extensions import db
 from .transfer.formats import FORMATS
-from .security.validation import whole_number
+from .security.validation import has_nul, length_problem, whole_number
 
 
 def init_app(app) -> None:
@@ -70,14 +70,14 @@ def init_db(demo):
 def answer(conversation, question: str, echo_trace: bool) -> str:
     """Run one turn through the agent under the conversation's lock; return the answer."""
     from .agent.loop import run_turn
-    from .llm import get_provider
+    from .llm import provider_for
     from .locks import conversation_lock
     from .storage import start_turn
     text = ""
     with conversation_lock(conversation.id):
         turn = start_turn(conversation, question)
         # The answer is printed whole: the offline model's demo pace would only make it wait.
-        provider = get_provider({**current_app.config, "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
+        provider = provider_for(current_app, NIMBUS_OFFLINE_WORDS_PER_SECOND=0)
         for event in run_turn(turn, provider):
             if event.line and echo_trace:
                 click.echo(f"  [step {event.step}] {event.line}", err=echo_trace == "stderr")
@@ -88,13 +88,12 @@ def answer(conversation, question: str, echo_trace: bool) -> str:
 
 def check_question(question: str) -> str:
     question = question.strip()
-    limit = current_app.config["NIMBUS_MAX_MESSAGE_CHARS"]
     if not question:
         raise click.ClickException("the question is empty")
-    if "\x00" in question:
+    if has_nul(question):  # `chat` reads its lines from stdin, past the arguments' guard
         raise click.ClickException("the question contains a NUL character (\\0), which cannot be stored")
-    if len(question) > limit:
-        raise click.ClickException(f"the question is {len(question):,} characters; the limit is {limit:,}")
+    if problem := length_problem(question, current_app.config):
+        raise click.ClickException(f"the question is {problem}")
     return question
 
 

@@ -158,7 +158,8 @@ def all_turns(conversation_id: str) -> list[Turn]:
                                    .order_by(Turn.seq)))
 
 
-def delete_conversation(conversation: Conversation) -> None:
+def delete_conversation_for_good(conversation: Conversation) -> None:
+    """Delete the row and all that hangs off it, with no undo (the chat's Delete only marks it)."""
     db.session.delete(conversation)
     db.session.commit()
 
@@ -231,7 +232,3 @@ def purge_older_than(days: int, undo_seconds: float) -> int:
     db.session.commit()
     return result.rowcount
 
-
-def count_turns(conversation_id: str) -> int:
-    return db.session.scalar(select(func.count()).select_from(Turn)
-                             .where(Turn.conversation_id == conversation_id))

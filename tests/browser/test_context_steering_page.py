@@ -147,7 +147,6 @@ def test_summarize_up_to_here_and_an_edited_summary_reach_the_next_request(new_p
 
 def test_a_failed_fold_keeps_the_old_summary_and_says_so(page, live_app, monkeypatch):
     from webapp.llm.base import ProviderError
-    from webapp.context.summary import jobs as summary_jobs
     from tests.fakes.scripted_model import ScriptedModel
     page.goto("/")
     for seq, question in enumerate(["Can I get a refund for order #1043?",
@@ -159,8 +158,8 @@ def test_a_failed_fold_keeps_the_old_summary_and_says_so(page, live_app, monkeyp
         page.get_by_role("button", name="Summarize up to turn 1").click()
     expect(page.locator("#summary-panel")).to_contain_text("Covers turns 1–1")
     good = page.locator("#summary-text").input_value()
-    monkeypatch.setattr(summary_jobs, "get_provider",
-                        lambda config: ScriptedModel(*[ProviderError("provider down")] * 50))
+    failing = ScriptedModel(*[ProviderError("provider down")] * 50)
+    monkeypatch.setitem(live_app.extensions, "provider_factory", lambda config: failing)
     page.goto(f"/c/{conversation}")
     page.locator("#turn-3-answer").hover()
     with page.expect_navigation():

@@ -10,7 +10,7 @@ from webapp.extensions import db
 from webapp.models import ShareLink, User, utcnow
 
 from tests.accounts_support import PASSWORD, make_account
-from tests.conftest import ask
+from tests.support import ask
 from tests.test_data_rights import give_them_everything, references
 
 

@@ -9,7 +9,7 @@ from tests.browser.browser_support import open_viewer
 from webapp.extensions import db
 from webapp.models import Conversation
 
-from tests.conftest import wait_for_replies
+from tests.support import wait_for_replies
 from tests.viewer_support import DROPPING_BUDGET, LONG_QUESTIONS, REFUND_QUESTIONS, SUMMARY_BUDGET
 
 

@@ -6,7 +6,7 @@ from flask_login import logout_user
 
 from .personal_data import delete_user_data, export_user_data
 
-bp = Blueprint("account", __name__)
+bp = Blueprint("personal_data", __name__)
 CONFIRM_WORD = "DELETE"
 
 

@@ -16,10 +16,10 @@ from ..security.limits import refuse_new_guest
 from ..security.validation import whole_number
 
 login_manager = LoginManager()
-login_manager.login_view = "auth.login"
+login_manager.login_view = "accounts.login"
 login_manager.login_message = "Please sign in to continue."
 # Reachable without any user, and never worth creating a guest for.
-PUBLIC_ENDPOINTS = {"static", "auth.login", "auth.logout", "auth.signup"}
+PUBLIC_ENDPOINTS = {"static", "accounts.login", "accounts.logout", "accounts.signup"}
 PUBLIC_BLUEPRINTS = {"share"}
 
 

@@ -12,7 +12,7 @@ from .users import find_user, get_or_create_tenant
 from .emails import InvalidEmail, normalize_email
 from .passwords import InvalidPassword, authenticate, set_password
 
-bp = Blueprint("auth", __name__)
+bp = Blueprint("accounts", __name__)
 MAX_EMAIL_CHARS = 320
 
 

@@ -6,7 +6,7 @@ from flask_htmx import make_response as htmx_response
 
 from .. import storage
 from ..extensions import db, htmx
-from ..security.validation import UTF8_MESSAGE, text_problem
+from ..security.validation import NUL_MESSAGE, UTF8_MESSAGE, has_nul
 from .sidebar import sidebar
 from .views import bp, get_conversation_or_404, refusal
 
@@ -38,8 +38,8 @@ def rename_conversation(conversation_id):
             title = unquote(title, errors="strict")
         except UnicodeDecodeError:
             return refusal(UTF8_MESSAGE, 400)
-        if text_problem(title):
-            return refusal(text_problem(title), 400)
+        if has_nul(title):
+            return refusal(NUL_MESSAGE, 400)
     title = " ".join(title.split())
     if len(title) > TITLE_MAX_CHARS:
         return refusal(f"A name can be at most {TITLE_MAX_CHARS} characters long.", 422)
@@ -51,7 +51,7 @@ def rename_conversation(conversation_id):
 
 
 @bp.delete("/c/<conversation_id>")
-def delete_conversation(conversation_id):
+def mark_conversation_deleted(conversation_id):
     """Delete a conversation: gone from the sidebar at once, restorable for a few seconds."""
     conversation = get_conversation_or_404(conversation_id)
     deleted = {"id": conversation.id, "title": conversation.title}  # the row may be purged below

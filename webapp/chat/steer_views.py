@@ -44,4 +44,4 @@ def set_trim_notes():
     db.session.commit()
     if htmx:
         return "", 200, {"HX-Refresh": "true"}
-    return redirect(url_for("account.show_account") + "#context-settings", 303)
+    return redirect(url_for("personal_data.show_account") + "#context-settings", 303)

@@ -10,6 +10,7 @@ from ..extensions import htmx
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
+from ..security.validation import length_problem
 from ..runs.heartbeat import close_if_abandoned, run_for
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
@@ -212,10 +213,8 @@ def seq_arg(name: str, low: int = 0, strict: bool = True) -> int | None:
 def read_question() -> str:
     """The posted message, trimmed ("" means ignore it); too long a message is refused outright."""
     question = request.form.get("message", "").strip()
-    limit = current_app.config["NIMBUS_MAX_MESSAGE_CHARS"]
-    if len(question) > limit:
-        abort(refusal(f"Your message is {len(question):,} characters long; the limit is "
-                      f"{limit:,}. Please shorten it and send again.", 422))
+    if problem := length_problem(question, current_app.config):
+        abort(refusal(f"Your message is {problem}. Please shorten it and send again.", 422))
     return question
 
 

@@ -4,7 +4,7 @@ from flask import current_app
 
 from ..cli_helpers import owned, resolve_user, user_option
 from ..extensions import db
-from ..llm import ProviderError, get_provider
+from ..llm import ProviderError, provider_for
 from ..locks import LockBusy, named_lock
 from .assemble import POLICY_SETTINGS, STRATEGIES, SUMMARY_STRATEGIES, Policy
 from .summary.fold import STYLES, SummaryRejected
@@ -59,7 +59,7 @@ def up_to_date(conversation, style: str | None):
     from .summary.section import refresh_summary
     try:
         with named_lock(f"summary:{conversation.id}"):
-            provider, covered = get_provider(current_app.config), None
+            provider, covered = provider_for(current_app), None
             while True:
                 summary, caught_up = refresh_summary(conversation, provider, style)
                 progress = summary.through_seq if summary else -1
@@ -103,7 +103,7 @@ def topics(conversation_id, email):
     summary = up_to_date(conversation, None)
     text, found = (summary.text, list(summary.topics)) if summary else ("", [])
     after, config = summary.through_seq if summary else -1, current_app.config
-    style, provider = summary.style if summary else style_of(conversation), get_provider(config)
+    style, provider = summary.style if summary else style_of(conversation), provider_for(current_app)
     while turns := turns_to_fold(conversation.id, after, None, config["NIMBUS_SUMMARY_CHUNK_TURNS"]):
         try:
             text, found = fold(provider, text, found, turns, style,

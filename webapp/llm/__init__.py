@@ -26,10 +26,14 @@ def get_provider(config) -> "ChatProvider":
     return OfflineModel(config.get("NIMBUS_OFFLINE_WORDS_PER_SECOND") or 0)
 
 
-def provider_for(app) -> "ChatProvider":
-    """The app's provider; tests swap the factory in app.extensions["provider_factory"]."""
+def provider_for(app, **overrides) -> "ChatProvider":
+    """The app's provider, the one path for every model call (chat, summaries, distiller, CLI).
+
+    Tests and apps swap the factory in app.extensions["provider_factory"]; `overrides` change
+    config keys for this call only (the distiller's own model, the CLI's unpaced offline model).
+    """
     factory = app.extensions.get("provider_factory", get_provider)
-    return factory(app.config)
+    return factory({**app.config, **overrides} if overrides else app.config)
 
 
 def is_offline(app) -> bool:

@@ -11,13 +11,12 @@ import time
 from typing import Iterator
 
 from ..hooks import OFFLINE_TASKS as TASKS  # (messages) -> text, or None when not theirs
+from ..shop.order_numbers import order_numbers
 from .base import Reply, ToolCall
 from .tokens import estimate_tools
 from .offline_answers import answer_from_results
 from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
 
-# Four to six digits, not part of a phone number (555-0134) or a longer figure; no leading zero.
-ORDER_NUMBER = re.compile(r"(?<![\d-])#?\b([1-9]\d{3,5})\b(?!-\d)")
 ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: all)? my orders|"
                         r"(?:which|what) orders|my orders\b.*\?)", re.I)
 # Questions about the shop itself ("contact support", "your opening hours"): never about the
@@ -150,7 +149,7 @@ class OfflineModel:
 
     def answer(self, text: str, messages: list[dict], tools: set[str]) -> Reply:
         lowered = text.lower()
-        numbers = [int(n) for n in ORDER_NUMBER.findall(text)]
+        numbers = order_numbers(text)
         if GREETING.match(text) and len(text.split()) <= 4:
             return Reply(f"Hi! I'm {persona(messages)}. I can check your orders and refunds, open "
                          "support tickets and answer questions about the shop. What can I do for you?")
@@ -178,9 +177,9 @@ class OfflineModel:
         """Infer the order from the conversation only when it is unambiguous; otherwise ask."""
         mentioned: list[int] = []
         for text in earlier_text(messages):  # newest first
-            for n in ORDER_NUMBER.findall(re.sub(r"ticket #?\d+", "", text, flags=re.I)):
-                if int(n) not in mentioned:
-                    mentioned.append(int(n))
+            for n in order_numbers(re.sub(r"ticket #?\d+", "", text, flags=re.I)):
+                if n not in mentioned:
+                    mentioned.append(n)
         if "other" in lowered:
             return mentioned[1:2] if len(mentioned) == 2 else []
         return mentioned[:1] if len(mentioned) == 1 else []

@@ -44,8 +44,12 @@ def content_words(text: str) -> set[str]:
     return {stem(w) for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in STOPWORDS}
 
 
+# Where a sentence ends: after . ! or ?, but not the "no." or "nr." of "order no. 1041".
+SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[Nn][Oo]\.)(?<!\b[Nn][Rr]\.)\s+|\n+")
+
+
 def sentences(text: str) -> list[str]:
-    return [s.strip(" -*•\t") for s in re.split(r"(?<=[.!?])\s+|\n+", text or "") if s.strip(" -*•\t")]
+    return [s.strip(" -*•\t") for s in SENTENCE_END.split(text or "") if s.strip(" -*•\t")]
 
 
 def known_facts(messages: list[dict]) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from ..extensions import db
-from ..llm import get_provider
+from ..llm import provider_for
 from ..llm.base import ContextTooLong, ProviderError, Reply
 from ..locks import LockBusy, named_lock
 from ..models import Conversation, Turn, utcnow
@@ -105,7 +105,7 @@ def ask_model(messages: list[dict], config, provider=None, schema: dict | None =
     (`response_format`; dropped for a server that refuses it), within the output reserve, as
     a background call that waits behind chats and gives its slot up to one."""
     model = config.get("NIMBUS_MEMORY_MODEL") or config["NIMBUS_MODEL"]
-    provider = provider or get_provider({**config, "NIMBUS_MODEL": model})
+    provider = provider or provider_for(current_app, NIMBUS_MODEL=model)
     options = {}
     if getattr(provider, "takes_options", False):
         from ..llm.profile import profile_for

@@ -174,12 +174,6 @@ class QueryEmbedding:
             raise EmbedderUnavailable(f"{type(error).__name__}: {error}") from error
 
 
-def embed_one(config, text: str) -> tuple[bytes, str] | None:
-    """(vector bytes, model name) for one text, or None when search is off or the embedder fails."""
-    vectors = embed_many(config, [text])
-    return vectors[0] if vectors else None
-
-
 def embed_many(config, texts: list[str]) -> list[tuple[bytes, str]] | None:
     """(vector bytes, model name) per text in batched model runs; None when search is off or the
     embedder fails (the rows are then stored without vectors, as with one text)."""

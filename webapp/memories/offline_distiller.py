@@ -8,6 +8,8 @@ contacted ("please call me instead") supersedes the one already remembered.
 import json
 import re
 
+from ..llm.offline_recall import SENTENCE_END
+from ..shop.order_numbers import order_numbers
 from .distiller import MARKER
 from .phrasing import in_note_form
 
@@ -19,7 +21,6 @@ ARRANGEMENT = re.compile(r"^we (?:always|never|usually|bill|pay|prefer|use|order
                          r"only)\b", re.I)
 REMEMBER = re.compile(r"^(?:please\s+)?remember(?: that|:)?\s+(.+)", re.I)
 ADVICE = re.compile(r"^(?:to|when|how|if|why|what|where)\b", re.I)  # "remember to bring…"
-ORDER_NUMBER = re.compile(r"#?\b(\d{4,6})\b")
 KNOWN = re.compile(r"^\[memory (\d+)\] (.*)$", re.M)
 CONTACT = re.compile(r"\b(e-?mail|phone|call|calls|called|ring|text messages?|sms|letters?)\b", re.I)
 ASK_CONTACT = re.compile(r"^(?:actually,?\s+|no,?\s+)?please (call|phone|ring|e-?mail|text|write to) me\b",
@@ -29,7 +30,7 @@ CHANNELS = {"call": "phone calls", "phone": "phone calls", "ring": "phone calls"
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    return [s.strip() for s in SENTENCE_END.split(text) if s.strip()]
 
 
 def offered(prompt: str) -> tuple[list[str], list[int]]:
@@ -53,7 +54,7 @@ def memory_of(sentence: str, name: str, words: list[str], orders: list[int]) -> 
         return {"content": in_note_form(fact), "scope": "account",
                 "personal": False}
     if remembered or PREFERENCE.match(fact):
-        numbers = [int(n) for n in ORDER_NUMBER.findall(fact) if int(n) in orders]
+        numbers = [n for n in order_numbers(fact) if n in orders]
         content = in_note_form(fact)
         if numbers and "order" in words:
             return {"content": content, "scope": "order", "order_number": numbers[0],

@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from ..extensions import db
 from ..models import utcnow
-from ..security.validation import bounded_int
+from ..security.validation import bounded_int, has_nul
 from .embeddings import embed_many
 from .models import Memory
 from .revisions import SHELL, Changer, forget_history, keep_old_text
@@ -24,7 +24,7 @@ def clean_content(content) -> str:
     text = " ".join(str(content or "").split())
     if not text:
         raise InvalidMemory("a memory needs some text")
-    if "\x00" in text:
+    if has_nul(text):
         raise InvalidMemory("a memory cannot contain a NUL character (\\0)")
     if len(text) > MAX_MEMORY_CHARS:
         raise InvalidMemory(f"a memory is at most {MAX_MEMORY_CHARS} characters")

@@ -23,8 +23,8 @@ WRITES = {
 }
 # endpoint -> (kind, methods counted, count only answers with this status or every one)
 PER_ADDRESS = {
-    "auth.login": ("sign_in", ["POST"], 401),  # failed sign-ins: a busy office signs in freely
-    "auth.signup": ("sign_up", ["POST"], None),
+    "accounts.login": ("sign_in", ["POST"], 401),  # failed sign-ins: a busy office signs in freely
+    "accounts.signup": ("sign_up", ["POST"], None),
     "share.show_shared": ("share_opens", ["GET"], None),  # guessing tokens, or audit-log floods
 }
 MESSAGES = {

@@ -1,7 +1,8 @@
 """What every request must satisfy before a view sees it: bounded ints, valid UTF-8, no NUL.
 
-Views keep their own checks (lengths, ownership); this layer removes the inputs that would reach
-the database as something it cannot store (a NUL in PostgreSQL text, an int beyond 64 bits).
+Views keep their own checks (ownership); this layer removes the inputs that would reach the
+database as something it cannot store (a NUL in PostgreSQL text, an int beyond 64 bits), and
+holds the one NUL check and the one message-length check that stores, imports and commands use.
 """
 import functools
 import re
@@ -66,9 +67,19 @@ class NimbusRequest(Request):
     parameter_storage_class = Parameters
 
 
-def text_problem(text) -> str | None:
-    """Why a piece of text cannot be stored, or None; for commands and stores as for requests."""
-    return NUL_MESSAGE if isinstance(text, str) and NUL in text else None
+def has_nul(text) -> bool:
+    """Whether the text holds a NUL (\\0), which PostgreSQL text cannot store: the one NUL check,
+    for requests, commands, stores and imports alike."""
+    return isinstance(text, str) and NUL in text
+
+
+def length_problem(message: str, config) -> str | None:
+    """"9,000 characters long; the limit is 8,000" for a message over NIMBUS_MAX_MESSAGE_CHARS,
+    else None: the one length check, for the chat and the command line alike."""
+    limit = config["NIMBUS_MAX_MESSAGE_CHARS"]
+    if len(message) <= limit:
+        return None
+    return f"{len(message):,} characters long; the limit is {limit:,}"
 
 
 def check_request() -> None:
@@ -91,7 +102,7 @@ def check_request() -> None:
             texts.append(unquote_to_bytes(request.headers.get("HX-Prompt", "")).decode("utf-8"))
         except UnicodeDecodeError:
             raise BadRequest(UTF8_MESSAGE) from None
-    if any(NUL in text for text in texts):
+    if any(has_nul(text) for text in texts):
         raise BadRequest(NUL_MESSAGE)
 
 
@@ -109,7 +120,7 @@ def guard_commands(group: click.Group) -> None:
         @functools.wraps(callback)
         def guarded(*args, __callback=callback, **kwargs):
             for name, value in kwargs.items():
-                if isinstance(value, str) and NUL in value:
+                if has_nul(value):
                     raise click.ClickException(f"{name}: contains a NUL character (\\0), "
                                                "which cannot be stored")
             return __callback(*args, **kwargs)

@@ -16,7 +16,7 @@ from ..context.summary.fold import STYLES
 from ..access import admin_required
 from .settings import InvalidSettings, parse_settings, save_settings
 
-bp = Blueprint("tenant", __name__, url_prefix="/staff")
+bp = Blueprint("settings", __name__, url_prefix="/staff")
 LISTED = 500
 
 

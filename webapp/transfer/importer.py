@@ -18,6 +18,7 @@ from ..llm.tokens import estimate_messages
 from ..context.manifest import store_texts, text_hash
 from ..context.summary.models import ConversationSummary
 from ..models import Conversation, Turn, User, utcnow
+from ..security.validation import has_nul
 from .export import READS
 from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord, bounded_text,
                      to_utc)
@@ -86,14 +87,14 @@ def check_values(data) -> None:
             raise InvalidImport(f"{where(path[:6], plain)}: nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, dict):
             for key, item in value.items():
-                if "\x00" in key or not (key.isascii() or valid_unicode(key)):
+                if has_nul(key) or not (key.isascii() or valid_unicode(key)):
                     raise InvalidImport(f"{where(path, plain)}: a key contains a NUL character "
                                         "or a lone surrogate")
                 stack.append((item, (*path, key)))
         elif isinstance(value, list):
             stack.extend((item, (*path, i)) for i, item in enumerate(value))
         elif isinstance(value, str):
-            if "\x00" in value:
+            if has_nul(value):
                 raise InvalidImport(f"{where(path, plain)}: contains a NUL character (\\0), "
                                     "which cannot be stored")
             if not value.isascii() and not valid_unicode(value):

@@ -7,6 +7,7 @@ from sqlalchemy import Text, cast, or_, select
 
 from ..extensions import db
 from ..models import Turn
+from ..security.validation import has_nul
 
 MAX_QUERY = 100
 MAX_MATCHES = 50
@@ -64,7 +65,7 @@ def mentions(messages: list[dict], query: str) -> str | None:
 
 def find_fact(conversation, report, query: str) -> Found:
     query = (query or "").strip()
-    if len(query) < 2 or len(query) > MAX_QUERY or "\x00" in query:
+    if len(query) < 2 or len(query) > MAX_QUERY or has_nul(query):
         raise FindError(f"search for 2 to {MAX_QUERY} characters")
     escaped = json.dumps(query)[1:-1]  # as the JSON column stores non-ASCII text
     rows = db.session.execute(

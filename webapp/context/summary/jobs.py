@@ -9,7 +9,7 @@ from flask import current_app
 
 from ...extensions import db
 from ...jobs import enqueue, job
-from ...llm import get_provider
+from ...llm import provider_for
 from ...locks import LockBusy, named_lock
 from ...models import Conversation, utcnow
 from ..assemble import SUMMARY_STRATEGIES
@@ -26,7 +26,7 @@ def fold_summary(conversation_id: str) -> None:
             conversation = db.session.get(Conversation, conversation_id)
             if conversation is None:  # deleted meanwhile: its summary went with it
                 return
-            _, caught_up = refresh_summary(conversation, get_provider(current_app.config))
+            _, caught_up = refresh_summary(conversation, provider_for(current_app))
     except LockBusy:
         log.info("summary of %s is being folded by another worker", conversation_id)
         return

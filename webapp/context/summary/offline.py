@@ -8,6 +8,7 @@ import re
 
 from ...llm.offline_recall import FACT_PATTERNS, sentences
 from ...llm.tokens import estimate_text
+from ...shop.order_numbers import order_numbers
 from .fold import PROMPT_OPENING
 
 DETAIL = re.compile(
@@ -25,7 +26,6 @@ TOPIC_WORDS = [(re.compile(p, re.I), topic) for p, topic in [
     (r"prefer|always|never|\bi like|\bi love", "preferences"),
     (r"discount|coupon|voucher|promo", "discounts"), (r"warranty|broken|faulty|repair", "warranty"),
     (r"\bgift", "gifts"), (r"\bsize|\bfit\b", "sizing")]]
-ORDER = re.compile(r"\border\b[^.?!\d]{0,20}#?(\d{4,6})|#(\d{4,6})", re.I)
 NOTHING = "Nothing from the earlier turns needed keeping."
 PERSONAL, DETAILS, OUTCOMES, REQUESTS = 3, 2, 1, 0
 
@@ -56,7 +56,7 @@ def turn_lines(number: str, user: str, nimbus: str, style: str) -> list[str]:
 
 def topics_of(user: str) -> list[str]:
     found = [topic for pattern, topic in TOPIC_WORDS if pattern.search(user)]
-    return found + [f"order #{a or b}" for a, b in ORDER.findall(user)]
+    return found + [f"order #{n}" for n in order_numbers(user, marked=True)]
 
 
 def parse_request(body: str) -> tuple[list[str], list[str], list[tuple[str, str, str]]]:

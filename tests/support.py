@@ -1,0 +1,69 @@
+"""Helpers the tests share (plain functions; the fixtures live in conftest.py): the test app,
+running a turn or a command, reading a stream, installing a provider, waiting for replies."""
+from webapp import create_app
+from webapp.agent.loop import run_turn
+from webapp.extensions import db
+from webapp.llm.offline import OfflineModel
+from webapp.models import User
+from webapp.storage import create_conversation, start_turn
+
+# Short waits: a Stop on a reply nobody writes, or a provider that hangs, fails in seconds, not
+# in the production defaults' 10 s (NIMBUS_STOP_WAIT) or minute (NIMBUS_PROVIDER_TIMEOUT).
+TEST_TIMEOUTS = {"NIMBUS_STOP_WAIT": 2.0, "NIMBUS_PROVIDER_TIMEOUT": 10.0,
+                 "NIMBUS_FIRST_TOKEN_TIMEOUT": 10.0}
+
+
+def make_app(path):
+    # Embeddings are on by default; tests about them switch them on (tests/test_memory_recall.py),
+    # the rest skip embedding every turn they write.
+    return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}",
+                       "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0, "NIMBUS_MEMORY_SEARCH": False,
+                       **TEST_TIMEOUTS})
+
+
+def run(runner, *args) -> str:
+    """Invoke a flask command that must succeed; return what it printed."""
+    result = runner.invoke(args=list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def ask(user, question, conversation=None, provider=None):
+    """Run one turn to the end and return (answer, conversation, events)."""
+    conversation = conversation or create_conversation(user)
+    turn = start_turn(conversation, question)
+    events = list(run_turn(turn, provider or OfflineModel()))
+    answer = next(e.data["text"] for e in events if e.kind == "answer")
+    return answer, conversation, events
+
+
+def guest_user(client):
+    """The User behind a test client's session."""
+    with client.session_transaction() as session:
+        return db.session.get(User, int(session["_user_id"].split(":")[0]))
+
+
+def sse_events(body: str) -> list[tuple[str, str]]:
+    """(event, data) pairs of a server-sent event stream, multi-line data joined as the browser does."""
+    events = []
+    for block in body.split("\n\n"):
+        lines = block.split("\n")
+        names = [line[len("event: "):] for line in lines if line.startswith("event: ")]
+        if names:
+            events.append((names[0], "\n".join(line[len("data: "):] for line in lines
+                                                if line.startswith("data: "))))
+    return events
+
+
+def use_provider(app, provider):
+    """Make every reply of this app come from `provider`."""
+    app.extensions["provider_factory"] = lambda config: provider
+    return provider
+
+
+def wait_for_replies(app, timeout=10):
+    """Let the background runs of this app finish (a test must not end with a reply half-saved)."""
+    for run in list(app.extensions.get("turn_runs", {}).values()):
+        run.thread.join(timeout)
+        assert not run.thread.is_alive(), "a reply is still being written"
+
