@@ -95,6 +95,19 @@ def init_db(demo):
         from .accounts.cli import ensure_demo_team
         for line in ensure_demo_team(current_app.config):
             click.echo(line)
+        seed_demo_conversation()
+
+
+def seed_demo_conversation() -> None:
+    """Make the demo's long conversation once and say where its viewer is."""
+    from .shop.demo_conversation import seed_long_conversation, seeded_conversation
+    user = resolve_user(None)
+    made = seed_long_conversation(user, current_app.config)
+    conversation = made or seeded_conversation(user)
+    base = current_app.config["NIMBUS_PUBLIC_URL"].rstrip("/")
+    click.echo(f"{'Made' if made else 'Kept'} the demo's long conversation of {user.email} "
+               f"({conversation.turn_count} turns; every context fate, a rolling summary and "
+               f"memories): {base}/c/{conversation.id}/viewer (sign in as {user.email}).")
 
 
 def answer(conversation, question: str, echo_trace: bool) -> str:
