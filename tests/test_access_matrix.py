@@ -27,6 +27,7 @@ MATRIX = {
     "chat.rename_conversation": {"owner"}, "chat.delete_conversation": {"owner"},
     "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
     "chat.restore_conversation": {"owner"}, "chat.mark_turn": {"owner", "admin"},
+    "chat.pin_conversation": {"owner"}, "chat.archive_conversation": {"owner"},
     "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
     "chat.summarize_up_to": {"owner", "admin"},
     "viewer.show": {"owner"} | TENANT_STAFF, "viewer.show_json": {"owner"} | TENANT_STAFF,
@@ -51,6 +52,8 @@ MATRIX = {
     # Public: signing in, and a share link (the token is the permission).
     "auth.login": EVERYONE, "auth.logout": EVERYONE, "auth.signup": EVERYONE,
     "share.show_shared": EVERYONE, "static": EVERYONE,
+    # A one-time sign-in link: the token is the permission (a made-up one is 410, not 404).
+    "sign_in_link.confirm": EVERYONE, "sign_in_link.redeem": EVERYONE,
 }
 # Run last, in this order, each on its own resource: they destroy what they reach.
 DESTRUCTIVE = ["auth.logout", "shares.revoke", "tenant.delete_shared_memory",

@@ -19,7 +19,7 @@ login_manager.login_view = "auth.login"
 login_manager.login_message = "Please sign in to continue."
 # Reachable without any user, and never worth creating a guest for.
 PUBLIC_ENDPOINTS = {"static", "auth.login", "auth.logout", "auth.signup"}
-PUBLIC_BLUEPRINTS = {"share"}
+PUBLIC_BLUEPRINTS = {"share", "sign_in_link"}
 
 
 def init_app(app) -> None:
