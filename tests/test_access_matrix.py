@@ -28,6 +28,7 @@ MATRIX = {
     "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
     "chat.restore_conversation": {"owner"}, "chat.mark_turn": {"owner", "admin"},
     "chat.pin_conversation": {"owner"}, "chat.archive_conversation": {"owner"},
+    "chat.share_conversation": {"owner"}, "chat.revoke_share": {"owner"},
     "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
     "chat.summarize_up_to": {"owner", "admin"},
     "viewer.show": {"owner"} | TENANT_STAFF, "viewer.show_json": {"owner"} | TENANT_STAFF,
@@ -56,7 +57,7 @@ MATRIX = {
     "sign_in_link.confirm": EVERYONE, "sign_in_link.redeem": EVERYONE,
 }
 # Run last, in this order, each on its own resource: they destroy what they reach.
-DESTRUCTIVE = ["auth.logout", "shares.revoke", "tenant.delete_shared_memory",
+DESTRUCTIVE = ["auth.logout", "chat.revoke_share", "shares.revoke", "tenant.delete_shared_memory",
                "memories.delete_memory_view", "chat.delete_conversation"]
 
 

@@ -55,6 +55,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .chat import views as chat
     from .chat import conversation_views  # noqa: F401  the sidebar's rename, delete and undo
     from .chat import organize_views  # noqa: F401  pin and archive in the sidebar
+    from .chat import share_views  # noqa: F401  owners share their conversation read-only
     from .chat import steer_views  # noqa: F401  pin a turn or leave it out of the context
     from .chat import summary_views  # noqa: F401  read, edit and fold the rolling summary
     from .viewer import views as viewer
