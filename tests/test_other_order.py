@@ -65,3 +65,13 @@ def test_the_chat_route_offers_and_then_opens_the_ticket(guest):
     assert "order #1042 is eligible for a refund" in done[1]
     ticket = re.search(r"ticket #(\d+) for your refund on order #1042", done[2])
     assert ticket, done[2]
+
+
+def test_outside_a_refund_it_names_the_order_and_yes_checks_it(alex):
+    _, conversation, _ = ask(alex, "Where is my order #1041?")
+    answer, _, events = ask(alex, "And my other order?", conversation)
+    assert tools_called(events) == ["list_orders"]
+    assert "most recent other order is **#1044**" in answer and "**pending**" in answer
+    answer, _, events = ask(alex, "yes please", conversation)
+    assert tools_called(events) == ["check_refund_eligibility"]
+    assert "order #1044 can't be refunded" in answer

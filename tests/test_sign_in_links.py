@@ -85,3 +85,8 @@ def test_staff_get_the_address_and_no_link(runner):
     output = run(runner, "ask", "Hello", "--user", "pat@example.com")
     assert "/signin/" not in output and "(sign in as pat@example.com)" in output
     assert db.session.scalar(select(SignInLink)) is None
+
+
+def test_chat_prints_the_link_when_it_ends(runner):
+    output = runner.invoke(args=["chat"], input="Hello\nexit\n").output
+    assert re.search(r"open in the browser: \S+/signin/\S+ \(signs you in as alex@example\.com", output)

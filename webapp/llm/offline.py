@@ -227,6 +227,9 @@ class OfflineModel:
             number = int(refund.group(1))
             return self.call("create_support_ticket", messages, category="refund", order_id=number,
                              summary=f"Customer requests a refund for order {number} (eligible).")
+        check = re.search(r"most recent other order is \*\*#(\d+)\*\*.*refund check", offer, re.S)
+        if check and "check_refund_eligibility" in tools:
+            return self.call("check_refund_eligibility", messages, order_id=int(check.group(1)))
         if "open a support ticket" in offer and "create_support_ticket" in tools:
             question = next((m["content"] for m in reversed(messages[:-1]) if m["role"] == "user"), "")
             return self.call("create_support_ticket", messages, category="other",
