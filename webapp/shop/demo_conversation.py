@@ -54,7 +54,7 @@ QUESTIONS = [
     "What is my name?",
     "Where do I live?",
     "How long does international delivery take?",
-    "Thanks, that is all for today.",
+    "Where is my order #1043?",
 ]
 
 
