@@ -50,6 +50,7 @@ def create_link(user: User, next_path: str, config) -> str | None:
 
 
 def usable(token: str) -> SignInLink | None:
+    """The unspent, unexpired link a token names; a made-up token finds nothing."""
     if not token or len(token) > 100:
         return None
     return db.session.scalar(select(SignInLink).where(
@@ -58,6 +59,7 @@ def usable(token: str) -> SignInLink | None:
 
 
 def gone():
+    """One answer for used, expired and unknown links: a link says nothing about others."""
     return render_template("accounts/sign_in_link.html", link=None), 410
 
 
