@@ -11,7 +11,7 @@ from ..context.summary.jobs import queue_summary
 from ..context.summary.section import refresh_summary
 from ..extensions import db
 from ..llm.offline import OfflineModel
-from ..memories.distiller import distil_conversation
+from ..memories.distiller import distil_window
 from ..models import Conversation, User
 from ..storage import create_conversation, start_turn
 
@@ -85,11 +85,14 @@ def seed_long_conversation(user: User, config) -> Conversation | None:
     conversation.strategy, conversation.settings = "compact", dict(SETTINGS)
     db.session.commit()
     model = OfflineModel()
+    # The same on every machine: no configured server is asked anything, not even its window.
+    offline = {**config, "OPENAI_API_KEY": None, "OPENAI_BASE_URL": None,
+               "NIMBUS_CONTEXT_WINDOW": None, "NIMBUS_PROVIDER_SLOTS": None}
     with summary_fold_held():
         for number, question in enumerate(QUESTIONS, 1):
-            for _ in run_turn(start_turn(conversation, question), model, config):
+            for _ in run_turn(start_turn(conversation, question), model, offline):
                 pass
             if number == FOLD_AFTER:
-                refresh_summary(conversation, model, config=config)
-    distil_conversation(conversation.id, 1, model)
+                refresh_summary(conversation, model, config=offline)
+    distil_window(conversation.id, 1, offline, model)
     return conversation
