@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port="${PORT:-5000}"
+# Links the commands print (the demo conversation, ask's sign-in link) point at this server.
+export NIMBUS_PUBLIC_URL="${NIMBUS_PUBLIC_URL:-http://127.0.0.1:$port}"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
 # A busy port is said plainly, before anything starts, rather than as gunicorn's retries.

@@ -27,6 +27,8 @@ MATRIX = {
     "chat.rename_conversation": {"owner"}, "chat.mark_conversation_deleted": {"owner"},
     "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
     "chat.restore_conversation": {"owner"}, "chat.mark_turn": {"owner", "admin"},
+    "chat.pin_conversation": {"owner"}, "chat.archive_conversation": {"owner"},
+    "chat.share_conversation": {"owner"}, "chat.revoke_share": {"owner"},
     "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
     "chat.summarize_up_to": {"owner", "admin"},
     "chat.show_memories_used": {"owner"} | TENANT_STAFF,
@@ -53,9 +55,11 @@ MATRIX = {
     # Public: signing in, and a share link (the token is the permission).
     "accounts.login": EVERYONE, "accounts.logout": EVERYONE, "accounts.signup": EVERYONE,
     "share.show_shared": EVERYONE, "static": EVERYONE,
+    # A one-time sign-in link: the token is the permission (a made-up one is 410, not 404).
+    "sign_in_link.confirm": EVERYONE, "sign_in_link.redeem": EVERYONE,
 }
 # Run last, in this order, each on its own resource: they destroy what they reach.
-DESTRUCTIVE = ["accounts.logout", "shares.revoke", "settings.delete_shared_memory",
+DESTRUCTIVE = ["accounts.logout", "chat.revoke_share", "shares.revoke", "settings.delete_shared_memory",
                "memories.delete_memory_view", "chat.mark_conversation_deleted"]
 
 

@@ -65,6 +65,19 @@ def init_db(demo):
         from .accounts.cli import ensure_demo_team
         for line in ensure_demo_team(current_app.config):
             click.echo(line)
+        seed_demo_conversation()
+
+
+def seed_demo_conversation() -> None:
+    """Make the demo's long conversation once and say where its viewer is."""
+    from .shop.demo_conversation import seed_long_conversation, seeded_conversation
+    user = resolve_user(None)
+    made = seed_long_conversation(user, current_app.config)
+    conversation = made or seeded_conversation(user)
+    base = current_app.config["NIMBUS_PUBLIC_URL"].rstrip("/")
+    click.echo(f"{'Made' if made else 'Kept'} the demo's long conversation of {user.email} "
+               f"({conversation.turn_count} turns; every context fate, a rolling summary and "
+               f"memories): {base}/c/{conversation.id}/viewer (sign in as {user.email}).")
 
 
 def answer(conversation, question: str, echo_trace: bool) -> str:
@@ -124,6 +137,8 @@ def chat(resume_id, email):
             continue
         click.echo(f"\nNimbus: {reply}\n")
     click.echo(f"Bye! Resume later with: flask --app webapp chat --resume {conversation.id}")
+    if conversation.turn_count:
+        click.echo(open_in_browser(conversation, user))
 
 
 @click.command()
@@ -139,7 +154,22 @@ def ask(question, conversation_id, trace, email):
     question = check_question(question)
     conversation = owned(conversation_id, user) if conversation_id else create_conversation(user)
     click.echo(answer(conversation, question, echo_trace="stderr" if trace else False))
+    click.echo(open_in_browser(conversation, user))
     click.echo(f"conversation: {conversation.id}")
+
+
+def open_in_browser(conversation, user) -> str:
+    """Where the browser shows this conversation: a one-time sign-in link as its owner for a
+    customer, the address and whom to sign in as for staff (links never sign staff in)."""
+    from .accounts.sign_in_links import create_link
+    config = current_app.config
+    path = f"/c/{conversation.id}"
+    link = create_link(user, path, config)
+    if link is None:
+        return (f"open in the browser: {config['NIMBUS_PUBLIC_URL'].rstrip('/')}{path} "
+                f"(sign in as {user.email})")
+    return (f"open in the browser: {link} (signs you in as {user.email}; works once, for "
+            f"{config['NIMBUS_SIGN_IN_LINK_MINUTES']} minutes)")
 
 
 @click.command()

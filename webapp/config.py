@@ -39,6 +39,8 @@ DEFAULTS = {
     "NIMBUS_OTEL_CAPTURE_CONTENT": False,  # also put the messages' text on the spans
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
+    "NIMBUS_PUBLIC_URL": "http://127.0.0.1:5000",  # where the commands' printed links point
+    "NIMBUS_SIGN_IN_LINK_MINUTES": 10,  # a one-time sign-in link printed by ask/chat lasts this long
     # Reply runs under load (README "Running under load")
     "NIMBUS_LEASE_SECONDS": 10.0,  # a lock or pending turn not renewed this long is taken over
     "NIMBUS_HEARTBEAT_SECONDS": 2.0,  # each worker renews leases and checkpoints words this often

@@ -98,6 +98,9 @@ class Conversation(db.Model):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     # Set by Delete; the row really goes once the undo window has passed (storage.purge_deleted).
     deleted_at: Mapped[datetime | None]
+    # The sidebar's own order: pinned on top (newest pin first); archived under "Archived".
+    pinned_at: Mapped[datetime | None]
+    archived_at: Mapped[datetime | None]
 
     user: Mapped[User] = relationship()
     tenant: Mapped[Tenant] = relationship()

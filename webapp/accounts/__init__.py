@@ -6,7 +6,8 @@ from .users import (  # noqa: F401  re-exported: what the app asks of accounts
 
 
 def init_app(app) -> None:
-    from . import cli, personal_data_views, views
+    from . import cli, personal_data_views, sign_in_links, views
     app.register_blueprint(views.bp)
     app.register_blueprint(personal_data_views.bp)
+    app.register_blueprint(sign_in_links.bp)
     cli.init_app(app)

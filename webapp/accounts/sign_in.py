@@ -20,7 +20,7 @@ login_manager.login_view = "accounts.login"
 login_manager.login_message = "Please sign in to continue."
 # Reachable without any user, and never worth creating a guest for.
 PUBLIC_ENDPOINTS = {"static", "accounts.login", "accounts.logout", "accounts.signup"}
-PUBLIC_BLUEPRINTS = {"share"}
+PUBLIC_BLUEPRINTS = {"share", "sign_in_link"}
 
 
 def init_app(app) -> None:

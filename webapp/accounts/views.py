@@ -1,6 +1,4 @@
 """Sign in, sign out and sign up: /login, /logout, /signup. A guest who signs up keeps their chats."""
-from urllib.parse import urlsplit
-
 from flask import (Blueprint, current_app, g, redirect, render_template, request, session,
                    url_for)
 from flask_login import logout_user
@@ -11,21 +9,10 @@ from ..models import User, new_session_token
 from .users import find_user, get_or_create_tenant
 from .emails import InvalidEmail, normalize_email
 from .passwords import InvalidPassword, authenticate, set_password
+from ..security.validation import safe_next
 
 bp = Blueprint("accounts", __name__)
 MAX_EMAIL_CHARS = 320
-
-
-def safe_next(target: str | None) -> str | None:
-    """Only a path on this site: never another host, so a link cannot bounce people elsewhere.
-    Browsers drop tabs and newlines from a Location and read a backslash as a slash, so
-    "/<tab>/evil.example" would be "//evil.example": such a target is refused, not cleaned."""
-    if not target or any(c == "\\" or c.isspace() or not c.isprintable() for c in target):
-        return None
-    parts = urlsplit(target)
-    if not target.startswith("/") or target.startswith("//") or parts.scheme or parts.netloc:
-        return None
-    return target
 
 
 def landing(user: User) -> str:

@@ -1,4 +1,5 @@
-"""The sidebar's conversations, newest first, under Today, Yesterday, Previous 7 days and Older."""
+"""The sidebar's conversations: pinned on top, then newest first under Today, Yesterday, Previous
+7 days and Older, and the archived ones under a closed "Archived" section."""
 from datetime import date, datetime, timedelta
 
 from flask import current_app, g, request
@@ -33,11 +34,16 @@ def grouped(conversations: list[Conversation], now: datetime) -> list[tuple[str,
     return groups
 
 
-def sidebar(open_id: str | None) -> dict:
+def sidebar(open_id: str | None, archived_open: bool = False) -> dict:
     """What templates/chat/_sidebar.html needs; conversations past their undo window go for good."""
     storage.purge_deleted(g.user, current_app.config["NIMBUS_DELETE_UNDO_SECONDS"])
     conversations = storage.list_conversations(g.user)
-    return {"groups": grouped(conversations, utcnow()), "open_id": open_id,
+    archived = [c for c in conversations if c.archived_at is not None]
+    pinned = sorted((c for c in conversations if c.pinned_at is not None and c.archived_at is None),
+                    key=lambda c: c.pinned_at, reverse=True)
+    rest = [c for c in conversations if c.pinned_at is None and c.archived_at is None]
+    return {"pinned": pinned, "groups": grouped(rest, utcnow()), "archived": archived,
+            "archived_open": archived_open, "open_id": open_id,
             "has_conversations": bool(conversations)}
 
 

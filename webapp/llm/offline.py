@@ -14,7 +14,7 @@ from ..hooks import OFFLINE_TASKS as TASKS  # (messages) -> text, or None when n
 from ..shop.order_numbers import order_numbers
 from .base import Reply, ToolCall
 from .tokens import estimate_tools
-from .offline_answers import answer_from_results
+from .offline_answers import answer_from_results, other_order_answer
 from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
 
 ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: all)? my orders|"
@@ -94,6 +94,23 @@ def last_assistant_text(messages: list[dict]) -> str:
                  if m["role"] == "assistant" and t.strip()), "")
 
 
+OTHER_ORDER = re.compile(r"\b(?:my|the) other order\b", re.I)
+
+
+def mentioned_orders(messages: list[dict]) -> list[int]:
+    """Order numbers said before the last message, newest first (ticket numbers left out)."""
+    mentioned: list[int] = []
+    for text in earlier_text(messages):
+        for n in order_numbers(re.sub(r"ticket #?\d+", "", text, flags=re.I)):
+            if n not in mentioned:
+                mentioned.append(n)
+    return mentioned
+
+
+def last_question(messages: list[dict]) -> str:
+    return next((m.get("content") or "" for m in reversed(messages) if m["role"] == "user"), "")
+
+
 def refund_topic(messages: list[dict]) -> bool:
     for m in reversed(messages[:-1]):
         if any(c["name"] == "check_refund_eligibility" for c in m.get("tool_calls") or []):
@@ -141,6 +158,11 @@ class OfflineModel:
                 if m["role"] != "tool":
                     break
                 trailing.insert(0, m)
+            if ([m.get("name") for m in trailing] == ["list_orders"]
+                    and OTHER_ORDER.search(last_question(messages))):
+                # The customer named no number: say which order is the likely one, and offer.
+                return Reply(other_order_answer(trailing[0]["content"], mentioned_orders(messages),
+                                                refund_topic(messages)))
             return Reply(answer_from_results(trailing))
         return self.answer(last.get("content") or "", messages, tools)
 
@@ -175,11 +197,7 @@ class OfflineModel:
 
     def infer_order(self, lowered: str, messages: list[dict]) -> list[int]:
         """Infer the order from the conversation only when it is unambiguous; otherwise ask."""
-        mentioned: list[int] = []
-        for text in earlier_text(messages):  # newest first
-            for n in order_numbers(re.sub(r"ticket #?\d+", "", text, flags=re.I)):
-                if n not in mentioned:
-                    mentioned.append(n)
+        mentioned = mentioned_orders(messages)
         if "other" in lowered:
             return mentioned[1:2] if len(mentioned) == 2 else []
         return mentioned[:1] if len(mentioned) == 1 else []
@@ -188,6 +206,9 @@ class OfflineModel:
         lowered = text.lower()
         refund = "refund" in lowered or "money back" in lowered or (
             not re.search(r"\b(status|where|track|arrive|shipped)\b", lowered) and refund_topic(messages))
+        if not numbers and OTHER_ORDER.search(text) and mentioned_orders(messages) \
+                and "list_orders" in tools:
+            return self.call("list_orders", messages)  # to name the likely one, not ask blind
         if not numbers:
             return Reply("Which order do you mean? Please give me its order number, so I check "
                          "the right one.")
@@ -204,6 +225,9 @@ class OfflineModel:
             number = int(refund.group(1))
             return self.call("create_support_ticket", messages, category="refund", order_id=number,
                              summary=f"Customer requests a refund for order {number} (eligible).")
+        check = re.search(r"most recent other order is \*\*#(\d+)\*\*.*refund check", offer, re.S)
+        if check and "check_refund_eligibility" in tools:
+            return self.call("check_refund_eligibility", messages, order_id=int(check.group(1)))
         if "open a support ticket" in offer and "create_support_ticket" in tools:
             question = next((m["content"] for m in reversed(messages[:-1]) if m["role"] == "user"), "")
             return self.call("create_support_ticket", messages, category="other",

@@ -32,6 +32,41 @@ def orders_answer(result: dict) -> str:
     return "Here are your orders, newest first:\n\n" + "\n".join(lines)
 
 
+def age(days: int) -> str:
+    return "today" if days <= 0 else "yesterday" if days == 1 else f"{days} days ago"
+
+
+def other_order_answer(content: str, mentioned: list[int], about_refund: bool) -> str:
+    """Name the most recent order not talked about yet, with its age, and offer the next step."""
+    try:
+        result = json.loads(content)
+    except json.JSONDecodeError:
+        result = {}
+    orders = result.get("orders") or [] if isinstance(result, dict) else []
+    others = [o for o in orders if o["order_id"] not in mentioned]
+    if not others:
+        return "I can't find another order on your account besides the one we talked about."
+    likely = others[0]
+    named = (f"Your most recent other order is **#{likely['order_id']}** ({likely['item']}, "
+             f"{likely['amount']}), from {age(likely['days_since_purchase'])}")
+    if not about_refund:
+        return f"{named}, and it is **{likely['status']}**. Would you like a refund check for it?"
+    if likely.get("refund_eligible"):
+        return (f"{named}: order #{likely['order_id']} is eligible for a refund, so you would get "
+                f"**{likely['amount']}** back. Would you like me to open a refund request for it?")
+    why = "it was already refunded" if likely["status"] == "refunded" else (
+        f"it is still {likely['status']}" if likely["status"] != "paid"
+        else f"it is past the {result.get('refund_window_days', 14)}-day window")
+    eligible = next((o for o in others[1:] if o.get("refund_eligible")), None)
+    if eligible is None:
+        return (f"{named}, but it can't be refunded: {why}, and none of your other orders can "
+                "be either. Would you like me to open a support ticket so a colleague can help?")
+    return (f"{named}, but it can't be refunded: {why}. Before it, order #{eligible['order_id']} "
+            f"is eligible for a refund ({eligible['item']}, from "
+            f"{age(eligible['days_since_purchase'])}, **{eligible['amount']}** back). Would you "
+            "like me to open a refund request for it?")
+
+
 def ticket_answer(result: dict) -> str:
     about = f" for your refund on order #{result['order_id']}" if result.get("order_id") else ""
     return f"Done! I've opened ticket #{result['ticket_id']}{about}. Our team will be in touch."

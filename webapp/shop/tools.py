@@ -36,12 +36,27 @@ def lookup_order(context, args):
     return describe(order)
 
 
-@tool("list_orders", "List the customer's orders, newest first, with item, amount and status.", {})
+def refund_verdict(order: Order, days: int) -> tuple[bool, str]:
+    """The one refund rule: paid orders, within the window."""
+    if order.status != "paid":
+        return False, f"Only paid orders can be refunded; this one is {order.status}."
+    if days > REFUND_WINDOW_DAYS:
+        return False, f"Purchased {days} days ago; the refund window is {REFUND_WINDOW_DAYS} days."
+    return True, f"Paid and within the refund window ({REFUND_WINDOW_DAYS - days} days left)."
+
+
+@tool("list_orders", "List the customer's orders, newest first, with item, amount, status and "
+      "whether each can be refunded.", {})
 def list_orders(context, args):
     orders = db.session.scalars(select(Order).where(
         Order.tenant_id == context.tenant.id, Order.customer_id == context.user.id)
         .order_by(Order.purchased_at.desc()).limit(50))
-    return {"orders": [describe(order) for order in orders]}
+    listed = []
+    for order in orders:
+        described = describe(order)
+        described["refund_eligible"] = refund_verdict(order, described["days_since_purchase"])[0]
+        listed.append(described)
+    return {"orders": listed, "refund_window_days": REFUND_WINDOW_DAYS}
 
 
 @tool("check_refund_eligibility",
@@ -53,14 +68,7 @@ def check_refund_eligibility(context, args):
     if order is None:
         return {"error": f"No order #{args['order_id']} on this customer's account."}
     result = describe(order)
-    days = result["days_since_purchase"]
-    if order.status != "paid":
-        eligible, reason = False, f"Only paid orders can be refunded; this one is {order.status}."
-    elif days > REFUND_WINDOW_DAYS:
-        eligible, reason = False, f"Purchased {days} days ago; the refund window is {REFUND_WINDOW_DAYS} days."
-    else:
-        eligible = True
-        reason = f"Paid and within the refund window ({REFUND_WINDOW_DAYS - days} days left)."
+    eligible, reason = refund_verdict(order, result["days_since_purchase"])
     return {**result, "refund_window_days": REFUND_WINDOW_DAYS, "eligible": eligible,
             "reason": reason}
 

@@ -69,6 +69,7 @@ class CostChart:
     turns_per_point: int = 1
     plot_left: int = LEFT
     plot_right: int = WIDTH - RIGHT
+    unrequested: int = 0  # imported turns left out of the chart: they made no request
 
     @property
     def total_sent(self) -> int:
@@ -89,14 +90,20 @@ class CostChart:
     @property
     def sentence(self) -> str:
         """The saving in words, for people who will not read the axes."""
+        left_out = ""
+        if self.unrequested:
+            left_out = (f" {self.unrequested:,} imported turn{'s' if self.unrequested != 1 else ''}"
+                        f" made no request here and {'are' if self.unrequested != 1 else 'is'} "
+                        "left out of the chart.")
         if self.percent_sent is None:
-            return "No answered turns yet: nothing has been sent."
+            return ("No turn has been sent to a model yet." + left_out if self.unrequested
+                    else "No answered turns yet: nothing has been sent.")
         sentence = (f"This conversation sent {self.percent_sent}% of the tokens a "
                     f"resend-everything chat would have ({self.total_sent:,} of {self.total_resend:,} prompt tokens "
                     f"over every model call; {self.saved:,} saved).")
         if self.saved == 0:
             sentence += " The two lines overlap: nothing had to be trimmed yet."
-        return sentence
+        return sentence + left_out
 
 
 def nice_step(value: float) -> int:
@@ -147,13 +154,13 @@ def turn_ticks(turns: list[int], xs: list[float], most: int = 12) -> list[Tick]:
 
 
 def cost_chart(turns: list[int], sent: list[int], resend: list[int],
-               counts: list[int] | None = None) -> CostChart:
+               counts: list[int] | None = None, unrequested: int = 0) -> CostChart:
     """Two panels over the same turns: tokens per turn (a bucket's average), and running totals.
     Marker objects are made only when the markers are shown."""
     counts = list(counts or [1] * len(turns))
     chart = CostChart(list(turns), list(sent), list(resend), counts,
                       markers=len(turns) <= MAX_MARKERS and max(counts, default=1) == 1,
-                      turns_per_point=max(counts, default=1))
+                      turns_per_point=max(counts, default=1), unrequested=unrequested)
     if not turns:
         return chart
     xs = x_positions(len(turns))

@@ -54,7 +54,14 @@ class TurnRow:
         return self.context_tokens if self.prompt_tokens is None else self.prompt_tokens
 
     @property
+    def requested(self) -> bool:
+        """False for a turn imported from another app: it made no model call here."""
+        return self.prompt_tokens is not None or self.context_tokens > 0
+
+    @property
     def cost_counted_by(self) -> str:
+        if not self.requested:
+            return "imported, no request"
         return "estimated" if self.prompt_tokens is None else "provider-reported"
 
 
@@ -87,6 +94,7 @@ class ViewerReport:
     has_newer: bool = False  # a page of newer turns exists ...
     newer_before: int | None = None  # ... at this `before` (None: the newest page)
     strategies: list[str] = field(default_factory=lambda: list(STRATEGIES))
+    live_sources: set[str] = field(default_factory=set)  # memories' source conversations not deleted
 
     @property
     def what_if(self) -> bool:
@@ -101,6 +109,16 @@ def section_view(section: Section, total: int) -> SectionView:
                        dict(section.detail or {}))
 
 
+def live_sources(sections: list[SectionView]) -> set[str]:
+    """The memories' source conversations that still exist, so a deleted one is named as such."""
+    ids = {m.get("conversation_id") for s in sections if s.name == "memory"
+           for m in s.detail.get("memories") or [] if isinstance(m, dict)} - {None}
+    if not ids:
+        return set()
+    return set(db.session.scalars(select(Conversation.id).where(
+        Conversation.id.in_(ids), Conversation.deleted_at.is_(None))))
+
+
 def page_of_turns(conversation_id: str, before: int | None, size: int) -> list[Turn]:
     query = select(Turn).where(Turn.conversation_id == conversation_id)
     if before is not None:
@@ -109,6 +127,8 @@ def page_of_turns(conversation_id: str, before: int | None, size: int) -> list[T
 
 
 def model_calls(turn: Turn) -> int:
+    if turn.prompt_tokens is None and not turn.context_tokens:
+        return 0  # imported: no request was made here
     manifest = turn.manifest or {}
     if manifest.get("calls"):
         return len(manifest["calls"])
@@ -148,9 +168,10 @@ def build_report(conversation: Conversation, config, policy: Policy | None = Non
                       plan.policy.history_budget, [f.seq for f in overlap],
                       sum(f.tokens for f in overlap)),
         [turn_row(t, fates, plan.ratio) for t in turns],
-        cost_chart(series.turns, series.sent, series.resend, series.counts),
+        cost_chart(series.turns, series.sent, series.resend, series.counts, series.unrequested),
         fates.counts(), conversation.turn_count, fates.runs())
     report.strip, report.fates = fate_strip(report.runs, fates.through), fates
+    report.live_sources = live_sources(report.sections)
     if turns and turns[0].seq > 0:
         report.older_before = turns[0].seq
     if turns and turns[-1].seq < conversation.turn_count - 1:

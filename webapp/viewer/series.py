@@ -3,7 +3,7 @@ the cost series in at most MAX_POINTS buckets, and how many finished turns lie b
 """
 from dataclasses import dataclass
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, or_, select
 
 from ..extensions import db
 from ..models import Turn
@@ -14,6 +14,9 @@ MAX_POINTS = 320  # the chart is 640 units wide: more points than this only over
 # tokens the provider reported over all model calls of the turn, or our estimate of the same.
 SENT = func.coalesce(Turn.prompt_tokens, Turn.context_tokens)
 RESEND = SENT + Turn.resend_tokens - Turn.context_tokens
+# A turn imported from another app made no request here: no reported and no estimated prompt.
+# The chart leaves it out rather than plotting a cost of 0.
+REQUESTED = or_(Turn.prompt_tokens.is_not(None), Turn.context_tokens > 0)
 
 
 @dataclass
@@ -22,6 +25,7 @@ class CostSeries:
     sent: list[int]  # prompt tokens of the bucket's turns, summed
     resend: list[int]  # the same had every earlier turn been resent in full
     counts: list[int]  # turns in each bucket
+    unrequested: int = 0  # finished turns left out: imported, they made no request here
 
     @property
     def turns_per_point(self) -> int:
@@ -34,10 +38,12 @@ def cost_series(conversation_id: str, turn_count: int) -> CostSeries:
     bucket = Turn.seq // size if size > 1 else Turn.seq
     rows = db.session.execute(
         select(func.max(Turn.seq), func.sum(SENT), func.sum(RESEND), func.count())
-        .where(Turn.conversation_id == conversation_id, Turn.outcome != "pending")
+        .where(Turn.conversation_id == conversation_id, Turn.outcome != "pending", REQUESTED)
         .group_by(bucket).order_by(bucket)).all()
+    unrequested = db.session.scalar(select(func.count()).where(
+        Turn.conversation_id == conversation_id, Turn.outcome != "pending", ~REQUESTED))
     return CostSeries([r[0] + 1 for r in rows], [int(r[1] or 0) for r in rows],
-                      [int(r[2] or 0) for r in rows], [r[3] for r in rows])
+                      [int(r[2] or 0) for r in rows], [r[3] for r in rows], unrequested or 0)
 
 
 def finished_before(conversation_id: str, seq: int, through: int) -> tuple[int, int]:
