@@ -32,3 +32,142 @@ def test_a_chat_with_stop_logs_no_console_error(new_page, reply_with, size):
     page.reload()
     expect(page.locator("#turn-3-answer .tag")).to_have_text("Stopped")
     assert errors == []
+
+
+# Contrast of each element's colour (or an SVG shape's fill) against the background behind it.
+CONTRAST = """selectors => {
+  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(c => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)
+    .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
+  const behind = el => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || c[3] > 0.5) return c;
+    }
+    return rgb(getComputedStyle(document.documentElement).backgroundColor);
+  };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + .05) / (y + .05); };
+  const out = {};
+  for (const selector of selectors) {
+    const els = [...document.querySelectorAll(selector)];
+    if (!els.length) { out[selector] = null; continue; }
+    out[selector] = Math.min(...els.map(el => {
+      const style = getComputedStyle(el);
+      const ink = el instanceof SVGElement && !(el instanceof SVGTextElement) ? style.fill : style.color;
+      return ratio(rgb(ink), behind(el instanceof SVGElement ? el.ownerSVGElement.parentElement : el));
+    }));
+  }
+  return out;
+}"""
+
+
+def contrast(page, selectors) -> dict:
+    return page.evaluate(CONTRAST, selectors)
+
+
+def background(page) -> str:
+    return page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
+
+
+DARK_BACKGROUND, LIGHT_BACKGROUND = "rgb(15, 20, 32)", "rgb(255, 255, 255)"
+
+
+@SIZES
+def test_dark_mode_follows_the_system_on_every_page(new_page, live_app, size):
+    from tests.browser.test_staff_pages import accounts, customer_conversation, sign_in
+    page = new_page(*size)
+    page.emulate_media(color_scheme="dark")
+    page.goto("/")
+    send(page, SEED[0], 0)
+    conversation = page.url.rsplit("/", 1)[-1]
+    for path in ["/", f"/c/{conversation}", f"/c/{conversation}/viewer", "/memories", "/account", "/login"]:
+        page.goto(path)
+        assert background(page) == DARK_BACKGROUND, path
+        expect(page.locator(".theme-toggle")).to_have_attribute("aria-pressed", "true")
+    staff, customer = accounts(live_app, ("staff", "staff", "demo"), ("cust", "customer", "demo"))
+    customer_conversation(live_app, customer)
+    sign_in(page, staff)
+    page.goto("/staff")
+    assert background(page) == DARK_BACKGROUND
+    page.emulate_media(color_scheme="light")
+    assert background(page) == LIGHT_BACKGROUND
+    expect(page.locator(".theme-toggle")).to_have_attribute("aria-pressed", "false")
+
+
+@SIZES
+def test_the_toggle_is_remembered_in_this_browser(new_page, size):
+    page = new_page(*size)
+    page.emulate_media(color_scheme="light")
+    page.goto("/")
+    assert background(page) == LIGHT_BACKGROUND
+    toggle = page.get_by_role("button", name="Dark mode")
+    expect(toggle).to_be_visible()
+    toggle.click()
+    assert background(page) == DARK_BACKGROUND
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    for path in ["/memories", "/login", "/"]:
+        page.goto(path)
+        assert background(page) == DARK_BACKGROUND, path
+    page.get_by_role("button", name="Dark mode").click()
+    page.emulate_media(color_scheme="dark")  # a choice of light outlasts a dark system
+    page.reload()
+    assert background(page) == LIGHT_BACKGROUND
+    box = page.locator(".theme-toggle").bounding_box()
+    assert box["width"] >= (44 if size[0] < 800 else 36) and box["height"] >= (44 if size[0] < 800 else 36)
+
+
+CODE_ANSWER = "Try this:\n\n```python\ndef refund(order):\n    return order.total  # in euros\n```\n\nand `x`."
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_code_and_tool_steps_keep_their_contrast(new_page, reply_with, scheme):
+    from tests.fakes.scripted_model import ScriptedModel
+    page = new_page()
+    page.emulate_media(color_scheme=scheme)
+    page.goto("/")
+    send(page, "Where is my order #1041?", 0)
+    reply_with(ScriptedModel(CODE_ANSWER))
+    send(page, "Show me code", 1)
+    ratios = contrast(page, [".markdown p", ".message--user .message-text", ".tool-steps summary",
+                             ".message-time", ".codehilite .k", ".codehilite .nf", ".codehilite .c1",
+                             ".codehilite .n", ".conversation-link", ".button--new", ".composer textarea"])
+    assert all(ratios.values()) and min(ratios.values()) >= 4.5, ratios
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_viewers_fates_and_the_gauge_stand_out_in_either_scheme(new_page, scheme):
+    page = new_page()
+    page.emulate_media(color_scheme=scheme)
+    page.goto("/")
+    for seq, message in enumerate(SEED):
+        send(page, message, seq)
+    ratios = contrast(page, [".gauge-seg--system", ".gauge-seg--history"])
+    page.get_by_role("link", name="Viewer").click()
+    page.wait_for_load_state("load")
+    ratios.update(contrast(page, [".viewer .fate", ".viewer h1", ".viewer .muted", ".viewer .fate-full-text"]))
+    shapes = contrast(page, [".viewer .strip-svg .cell", ".viewer .gauge .seg-history"])
+    assert min(ratios.values()) >= 4.5, ratios
+    assert min(v for v in shapes.values() if v) >= 3, shapes  # graphics: 3:1 (WCAG 1.4.11)
+
+
+@SIZES
+def test_code_blocks_are_highlighted_with_a_copy_button(new_page, reply_with, size):
+    from tests.fakes.scripted_model import ScriptedModel
+    page = new_page(*size)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    reply_with(ScriptedModel(CODE_ANSWER, CODE_ANSWER))
+    page.goto("/")
+    send(page, "Show me code", 0)
+    block = page.locator("#turn-1-answer .codehilite")
+    expect(block.locator("span.k")).to_have_text(["def", "return"])
+    expect(block.locator("span.c1")).to_have_text("# in euros")
+    copy = block.get_by_role("button", name="Copy code")
+    copy.focus()
+    page.keyboard.press("Enter")
+    expect(block.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == "def refund(order):\n    return order.total  # in euros"
+    expect(block.get_by_role("button", name="Copy code")).to_be_visible(timeout=4000)
+    page.locator("#turn-1-answer .action-copy").click()  # the whole answer's Copy leaves the button's label out
+    assert "Copy" not in page.evaluate("navigator.clipboard.readText()")
+    page.reload()
+    expect(page.locator("#turn-1-answer .codehilite").get_by_role("button", name="Copy code")).to_be_visible()
