@@ -27,6 +27,7 @@ MATRIX = {
     "chat.rename_conversation": {"owner"}, "chat.delete_conversation": {"owner"},
     "chat.show_turns": {"owner"}, "chat.edit_title": {"owner"}, "chat.show_item": {"owner"},
     "chat.restore_conversation": {"owner"}, "chat.mark_turn": {"owner", "admin"},
+    "chat.give_feedback": {"owner"}, "staff.show_feedback": ANY_STAFF,
     "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
     "chat.summarize_up_to": {"owner", "admin"},
     "viewer.show": {"owner"} | TENANT_STAFF, "viewer.show_json": {"owner"} | TENANT_STAFF,

@@ -56,6 +56,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .chat import conversation_views  # noqa: F401  the sidebar's rename, delete and undo
     from .chat import steer_views  # noqa: F401  pin a turn or leave it out of the context
     from .chat import summary_views  # noqa: F401  read, edit and fold the rolling summary
+    from .chat import feedback_views  # noqa: F401  thumbs up or down on an answer
     from .viewer import views as viewer
     app.register_blueprint(chat.bp)
     app.register_blueprint(viewer.bp)

@@ -171,3 +171,34 @@ def test_code_blocks_are_highlighted_with_a_copy_button(new_page, reply_with, si
     assert "Copy" not in page.evaluate("navigator.clipboard.readText()")
     page.reload()
     expect(page.locator("#turn-1-answer .codehilite").get_by_role("button", name="Copy code")).to_be_visible()
+
+
+@SIZES
+def test_thumbs_under_an_answer_are_kept_and_staff_read_them(new_page, live_app, size):
+    from tests.browser.test_staff_pages import accounts, sign_in
+    page = new_page(*size)
+    page.goto("/")
+    send(page, SEED[0], 0)
+    answer = page.locator("#turn-1-answer")
+    answer.hover()
+    answer.get_by_role("button", name="Bad answer").click()
+    comment = answer.get_by_label("What was wrong with this answer? (optional)")
+    expect(comment).to_be_focused()
+    comment.fill("The refund window is wrong")
+    comment.press("Enter")
+    expect(answer.get_by_role("status")).to_contain_text("The refund window is wrong")
+    expect(answer.get_by_role("button", name="Bad answer")).to_have_attribute("aria-pressed", "true")
+    for button in answer.locator(".feedback .icon-button").all():
+        box = button.bounding_box()
+        assert box["width"] >= (44 if size[0] < 800 else 28), box
+    page.reload()
+    expect(page.locator("#turn-1-answer").get_by_role("button", name="Bad answer")).to_have_attribute(
+        "aria-pressed", "true")
+    [staff] = accounts(live_app, ("staff", "staff", "demo"))
+    console = new_page(*size)
+    sign_in(console, staff)
+    console.goto("/staff/feedback")
+    expect(console.locator("#feedback")).to_contain_text("The refund window is wrong")
+    console.locator("#feedback a").first.click()
+    expect(console.locator(".feedback-note")).to_contain_text("Bad answer")
+    assert console.evaluate("document.documentElement.scrollWidth <= innerWidth")
