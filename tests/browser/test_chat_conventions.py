@@ -202,3 +202,36 @@ def test_thumbs_under_an_answer_are_kept_and_staff_read_them(new_page, live_app,
     console.locator("#feedback a").first.click()
     expect(console.locator(".feedback-note")).to_contain_text("Bad answer")
     assert console.evaluate("document.documentElement.scrollWidth <= innerWidth")
+
+
+def scroll_state(page) -> dict:
+    return page.evaluate("""() => { const s = document.getElementById('scroller');
+        return {top: s.scrollTop, fromBottom: s.scrollHeight - s.scrollTop - s.clientHeight}; }""")
+
+
+@SIZES
+def test_scroll_to_newest_appears_when_reading_older_turns_and_never_pulls_the_reader(
+        new_page, live_app, reply_with, size):
+    from tests.browser.test_chat_layout import conversation_id, lengthen
+    page = new_page(*size)
+    page.goto("/")
+    send(page, SEED[0], 0)
+    lengthen(live_app, conversation_id(page), 12)
+    page.reload()
+    newest = page.get_by_role("button", name="Scroll to the newest message")
+    expect(newest).to_be_hidden()
+    reply_with(PacedModel(" ".join(["A long and careful answer."] * 80), delay=0.03))
+    page.get_by_label("Message Nimbus").fill("Tell me everything")
+    page.get_by_label("Message Nimbus").press("Enter")
+    expect(page.locator("#turn-14-answer .streamed-text")).to_contain_text("careful")
+    page.locator("#scroller").evaluate("s => s.scrollTop = 200")
+    expect(newest).to_be_visible()
+    page.wait_for_timeout(600)  # words keep arriving below
+    assert scroll_state(page)["top"] == 200  # the reader stays where they read
+    expect(newest).to_have_class("button scroll-newest has-new")
+    expect(page.locator("#turn-14-answer:not(.is-streaming)")).to_be_attached(timeout=15_000)
+    assert scroll_state(page)["top"] == 200
+    newest.click()
+    expect(newest).to_be_hidden()
+    assert scroll_state(page)["fromBottom"] < 80
+    expect(page.locator("#turn-14-answer .message-actions")).to_be_in_viewport()
