@@ -90,7 +90,7 @@
   // Enter sends, Shift+Enter adds a line; nothing is sent while a reply streams or the box is empty.
   document.addEventListener("keydown", function (event) {
     var box = event.target;
-    if (event.key === "Escape") {
+    if (event.key === "Escape" && !event.shiftKey) {  // Shift+Esc: static/js/shortcuts.js
       if (box.classList && box.classList.contains("rename-input")) {
         box.form.querySelector(".rename-cancel").click();
       } else if (closeDrawer()) {

@@ -235,3 +235,53 @@ def test_scroll_to_newest_appears_when_reading_older_turns_and_never_pulls_the_r
     expect(newest).to_be_hidden()
     assert scroll_state(page)["fromBottom"] < 80
     expect(page.locator("#turn-14-answer .message-actions")).to_be_in_viewport()
+
+
+@SIZES
+def test_question_mark_lists_the_shortcuts_in_a_dialog_that_keeps_the_focus(new_page, size):
+    page = new_page(*size)
+    page.goto("/")
+    box = page.get_by_label("Message Nimbus")
+    box.press("?")
+    expect(box).to_have_value("?")  # typing in the message box is typing
+    expect(page.get_by_role("dialog")).to_be_hidden()
+    box.fill("")
+    page.locator(".brand").focus()
+    page.keyboard.press("?")
+    dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("New conversation")
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.getElementById('shortcuts').contains(document.activeElement)")
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.getElementById('shortcuts').contains(document.activeElement)")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(page.locator(".brand")).to_be_focused()
+
+
+@SIZES
+def test_shortcuts_start_a_conversation_search_and_stop_a_reply(new_page, reply_with, size):
+    page = new_page(*size)
+    page.goto("/")
+    send(page, SEED[0], 0)
+    conversation = page.url
+    page.locator(".brand").focus()
+    page.keyboard.press("/")
+    expect(page.get_by_label("Search your conversations")).to_be_focused()
+    page.keyboard.press("Shift+Escape")
+    expect(page.get_by_label("Message Nimbus")).to_be_focused()
+    page.keyboard.press("Control+k")
+    expect(page.get_by_label("Search your conversations")).to_be_focused()
+    page.keyboard.press("Escape")  # on a phone: closes the drawer first
+    reply_with(PacedModel(" ".join(["Let me think about that carefully."] * 60), delay=0.05))
+    box = page.get_by_label("Message Nimbus")
+    box.fill("And the shipping?")
+    box.press("Enter")
+    expect(page.locator("#turn-2-answer .streamed-text")).to_contain_text("Let me think")
+    box.press("Escape")
+    expect(page.locator("#turn-2-answer .tag")).to_have_text("Stopped")
+    box.press("Control+Shift+O")
+    expect(page).to_have_url(conversation.split("/c/")[0] + "/")
+    expect(page.get_by_role("heading", name="Hi, I'm Nimbus.")).to_be_visible()
