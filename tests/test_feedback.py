@@ -75,6 +75,13 @@ def test_a_plain_form_post_comes_back_to_the_answer(guest, conversation):
     assert response.status_code == 303 and response.location.endswith(f"/c/{conversation.id}#turn-3-answer")
 
 
+def test_a_comment_sent_before_htmx_takes_the_form_over_still_arrives(guest, conversation):
+    form = rate(guest, conversation, 0, "down").text
+    assert 'method="post"' in form and 'name="csrf_token"' in form
+    response = rate(guest, conversation, 0, "down", "Too short", headers={})
+    assert response.status_code == 303 and stored(conversation, 0).feedback_comment == "Too short"
+
+
 def test_staff_see_the_tenants_feedback_and_nobody_elses(app, guest, conversation):
     rate(guest, conversation, 0, "down")
     rate(guest, conversation, 0, "down", "Wrong window")
