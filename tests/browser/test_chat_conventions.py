@@ -154,6 +154,7 @@ def test_the_viewers_fates_and_the_gauge_stand_out_in_either_scheme(new_page, sc
 def test_code_blocks_are_highlighted_with_a_copy_button(new_page, reply_with, size):
     from tests.fakes.scripted_model import ScriptedModel
     page = new_page(*size)
+    errors = console_errors(page)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     reply_with(ScriptedModel(CODE_ANSWER, CODE_ANSWER))
     page.goto("/")
@@ -171,12 +172,14 @@ def test_code_blocks_are_highlighted_with_a_copy_button(new_page, reply_with, si
     assert "Copy" not in page.evaluate("navigator.clipboard.readText()")
     page.reload()
     expect(page.locator("#turn-1-answer .codehilite").get_by_role("button", name="Copy code")).to_be_visible()
+    assert errors == []
 
 
 @SIZES
 def test_thumbs_under_an_answer_are_kept_and_staff_read_them(new_page, live_app, size):
     from tests.browser.test_staff_pages import accounts, sign_in
     page = new_page(*size)
+    errors = console_errors(page)
     page.goto("/")
     send(page, SEED[0], 0)
     answer = page.locator("#turn-1-answer")
@@ -194,6 +197,7 @@ def test_thumbs_under_an_answer_are_kept_and_staff_read_them(new_page, live_app,
     page.reload()
     expect(page.locator("#turn-1-answer").get_by_role("button", name="Bad answer")).to_have_attribute(
         "aria-pressed", "true")
+    assert errors == []
     [staff] = accounts(live_app, ("staff", "staff", "demo"))
     console = new_page(*size)
     sign_in(console, staff)
