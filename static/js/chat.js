@@ -62,6 +62,15 @@
     if (following && !near) s.scrollTop = s.scrollHeight;
     syncNewest(false);
   }, true);
+  // A wheel or key moving up says so before the scroll lands, so a word arriving meanwhile
+  // cannot pull the reader back down.
+  function readingUp() { following = false; syncNewest(false); }
+  document.addEventListener("wheel", function (event) {
+    if (event.deltaY < 0 && event.target.closest && event.target.closest("#scroller")) readingUp();
+  }, { capture: true, passive: true });
+  document.addEventListener("keydown", function (event) {
+    if (/^(PageUp|ArrowUp|Home)$/.test(event.key) && event.target.closest && event.target.closest("#scroller")) readingUp();
+  }, true);
   function keepNewestInView(force) {
     var s = byId("scroller");
     if (s && (following || force)) s.scrollTop = s.scrollHeight;

@@ -224,17 +224,21 @@ def test_scroll_to_newest_appears_when_reading_older_turns_and_never_pulls_the_r
     page.reload()
     newest = page.get_by_role("button", name="Scroll to the newest message")
     expect(newest).to_be_hidden()
-    reply_with(PacedModel(" ".join(["A long and careful answer."] * 80), delay=0.03))
+    reply_with(PacedModel(" ".join(["A long and careful answer."] * 60), delay=0.03))
     page.get_by_label("Message Nimbus").fill("Tell me everything")
     page.get_by_label("Message Nimbus").press("Enter")
     expect(page.locator("#turn-14-answer .streamed-text")).to_contain_text("careful")
-    page.locator("#scroller").evaluate("s => s.scrollTop = 200")
+    box = page.locator("#scroller").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -900)
     expect(newest).to_be_visible()
+    page.wait_for_timeout(300)  # the wheel's scroll lands
+    reading = scroll_state(page)["top"]
     page.wait_for_timeout(600)  # words keep arriving below
-    assert scroll_state(page)["top"] == 200  # the reader stays where they read
+    assert scroll_state(page)["top"] == reading  # the reader stays where they read
     expect(newest).to_have_class("button scroll-newest has-new")
-    expect(page.locator("#turn-14-answer:not(.is-streaming)")).to_be_attached(timeout=15_000)
-    assert scroll_state(page)["top"] == 200
+    expect(page.locator("#turn-14-answer:not(.is-streaming)")).to_be_attached(timeout=30_000)
+    assert scroll_state(page)["top"] == reading
     newest.click()
     expect(newest).to_be_hidden()
     assert scroll_state(page)["fromBottom"] < 80
