@@ -1,4 +1,5 @@
-"""Refresh the chat page's screenshots in docs/screenshots/: desktop (1280×800) and phone (390×844).
+"""Refresh the chat page's screenshots in docs/screenshots/: desktop (1280×800) and phone (390×844),
+light and dark.
 
 Run from the project root: .venv/bin/python scripts/screenshots.py
 It serves the app on a temporary SQLite database with the offline model, plays the seed scenario in
@@ -48,9 +49,15 @@ def main() -> None:
                 send(page, message, seq)
             page.locator(".tool-steps summary").nth(1).click()
             page.screenshot(path=os.path.join(OUT, "chat-desktop.png"))
+            page.emulate_media(color_scheme="dark")
+            page.screenshot(path=os.path.join(OUT, "chat-desktop-dark.png"))
+            page.emulate_media(color_scheme="light")
             page.set_viewport_size({"width": 390, "height": 844})
             page.reload()
             page.screenshot(path=os.path.join(OUT, "chat-phone.png"))
+            page.emulate_media(color_scheme="dark")
+            page.screenshot(path=os.path.join(OUT, "chat-phone-dark.png"))
+            page.emulate_media(color_scheme="light")
             page.get_by_role("button", name="Your conversations").click()
             expect(page.locator("#sidebar")).to_be_visible()
             page.wait_for_timeout(300)  # the drawer's slide

@@ -29,6 +29,7 @@ MATRIX = {
     "chat.restore_conversation": {"owner"}, "chat.mark_turn": {"owner", "admin"},
     "chat.pin_conversation": {"owner"}, "chat.archive_conversation": {"owner"},
     "chat.share_conversation": {"owner"}, "chat.revoke_share": {"owner"},
+    "chat.give_feedback": {"owner"}, "staff.show_feedback": ANY_STAFF,
     "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
     "chat.summarize_up_to": {"owner", "admin"},
     "chat.show_memories_used": {"owner"} | TENANT_STAFF,

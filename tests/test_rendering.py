@@ -21,10 +21,22 @@ def tags(html):
     return [tag for tag, _ in Elements(html).found]
 
 
-def test_markdown_keeps_code_blocks():
+def test_markdown_keeps_code_blocks_highlighted():
     html = render_markdown("Run this:\n\n```python\nif a < b:\n    print('<b>')\n```\n\nand `x<y`.")
-    assert '<pre><code class="language-python">if a &lt; b:' in html
-    assert "print('&lt;b&gt;')" in html and "<code>x&lt;y</code>" in html
+    assert '<div class="codehilite"><pre>' in html
+    assert '<span class="k">if</span>' in html and '<span class="o">&lt;</span>' in html
+    assert '<span class="s1">\'&lt;b&gt;\'</span>' in html and "<code>x&lt;y</code>" in html
+
+
+def test_a_code_block_without_a_language_is_kept_plain():
+    html = render_markdown("```\nrm -rf <dir>\n```")
+    assert '<div class="codehilite"><pre><span></span><code>rm -rf &lt;dir&gt;' in html
+
+
+def test_only_the_highlighters_classes_pass_the_sanitizer():
+    html = sanitize_html('<div class="codehilite evil"><span class="k evil">if</span></div>'
+                         '<span class="banner">hi</span><p class="k">p</p>')
+    assert html == '<div class="codehilite"><span class="k">if</span></div><span class="">hi</span><p>p</p>'
 
 
 def test_markdown_shows_raw_html_as_text_and_runs_nothing():

@@ -150,6 +150,11 @@ class Turn(db.Model):
     marked_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     marked_by_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
     marked_at: Mapped[datetime | None]
+    # The owner's verdict on the answer (webapp/chat/feedback_views.py): "up" or "down", with an
+    # optional comment on a down; staff read it in the console (/staff/feedback).
+    feedback: Mapped[str | None] = mapped_column(String(4))
+    feedback_comment: Mapped[str] = mapped_column(String(500), default="", server_default="")
+    feedback_at: Mapped[datetime | None]
 
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
 
@@ -231,3 +236,4 @@ Index("ix_conversations_tenant_updated", Conversation.tenant_id, Conversation.up
 Index("ix_audit_log_tenant_id_id", AuditEntry.tenant_id, AuditEntry.id)
 Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)
 Index("ix_turns_marked", Turn.conversation_id, Turn.mark, Turn.seq)
+Index("ix_turns_feedback_at", Turn.feedback_at)  # the console's newest feedback first

@@ -39,15 +39,47 @@
     return last ? parseInt(last.id.split("-")[1], 10) - 1 : -1;
   }
 
-  // Follow the reply as it streams, unless the reader scrolled up to read something else.
-  var following = true, fromBottom = null;
+  // Follow the reply as it streams, unless the reader scrolled up to read something else: then a
+  // button offers the way back to the newest message (and says when new words arrived below).
+  var following = true, fromBottom = null, lastTop = 0;
+  function newestButton() { return document.querySelector(".scroll-newest"); }
+  function syncNewest(arrived) {
+    var button = newestButton(), s = byId("scroller");
+    if (!button || !s) return;
+    var away = !following || !!document.querySelector(".load-more--newer");
+    if (!away && button.contains(document.activeElement) && messageBox()) messageBox().focus({ preventScroll: true });
+    button.hidden = !away;
+    if (!away) button.classList.remove("has-new");
+    else if (arrived) button.classList.add("has-new");
+  }
   document.addEventListener("scroll", function (event) {
     var s = event.target;
-    if (s.id === "scroller") following = s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+    if (s.id !== "scroller") return;
+    // Only a move up stops following: content that grew under a scroll down is no reason to.
+    var near = s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+    following = near || (following && s.scrollTop >= lastTop);
+    lastTop = s.scrollTop;
+    if (following && !near) s.scrollTop = s.scrollHeight;
+    syncNewest(false);
+  }, true);
+  // A wheel or key moving up says so before the scroll lands, so a word arriving meanwhile
+  // cannot pull the reader back down.
+  function readingUp() { following = false; syncNewest(false); }
+  document.addEventListener("wheel", function (event) {
+    if (event.deltaY < 0 && event.target.closest && event.target.closest("#scroller")) readingUp();
+  }, { capture: true, passive: true });
+  document.addEventListener("keydown", function (event) {
+    if (/^(PageUp|ArrowUp|Home)$/.test(event.key) && event.target.closest && event.target.closest("#scroller")) readingUp();
   }, true);
   function keepNewestInView(force) {
     var s = byId("scroller");
     if (s && (following || force)) s.scrollTop = s.scrollHeight;
+    syncNewest(false);
+  }
+  function goToNewest() {
+    if (document.querySelector(".load-more--newer")) { location.href = location.pathname; return; }
+    following = true;
+    keepNewestInView(true);
   }
 
   // A link to a turn (#turn-12-question) this page does not show: open the page around that turn.
@@ -67,7 +99,7 @@
   // Enter sends, Shift+Enter adds a line; nothing is sent while a reply streams or the box is empty.
   document.addEventListener("keydown", function (event) {
     var box = event.target;
-    if (event.key === "Escape") {
+    if (event.key === "Escape" && !event.shiftKey) {  // Shift+Esc: static/js/shortcuts.js
       if (box.classList && box.classList.contains("rename-input")) {
         box.form.querySelector(".rename-cancel").click();
       } else if (closeDrawer()) {
@@ -116,7 +148,7 @@
     // The focused button went away (Stop, once the reply is saved): carry on in the message box.
     if (document.activeElement === document.body && messageBox()) messageBox().focus({ preventScroll: true });
   });
-  document.addEventListener("htmx:sseMessage", function () { keepNewestInView(false); });
+  document.addEventListener("htmx:sseMessage", function () { keepNewestInView(false); syncNewest(true); });
 
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr.status;
@@ -136,6 +168,7 @@
     if (button.classList.contains("action-copy")) copyAnswer(button);
     else if (button.classList.contains("action-edit")) editQuestion(button);
     else if (button.classList.contains("menu-button")) openDrawer();
+    else if (button.classList.contains("scroll-newest")) goToNewest();
     else if (button.classList.contains("drawer-close") || button.classList.contains("drawer-backdrop")) closeDrawer();
   });
   function copyAnswer(button) {
@@ -227,4 +260,13 @@
   });
   window.addEventListener("hashchange", openDeepLink);
   window.addEventListener("resize", function () { keepNewestInView(false); });
+  // Late layout (the gauge arriving, wrapped action rows) must not leave a reader who was at the
+  // newest message above it.
+  document.addEventListener("DOMContentLoaded", function () {
+    var s = byId("scroller");
+    if (!s || !window.ResizeObserver) return;
+    var observer = new ResizeObserver(function () { keepNewestInView(false); });
+    observer.observe(s);
+    if (byId("messages")) observer.observe(byId("messages"));
+  });
 })();

@@ -5,16 +5,16 @@ def init_app(app) -> None:
     """The chat blueprint with every module that adds routes to it, its template helpers, and
     the minute sweep that finishes deletions."""
     from ..jobs import register_jobs
-    from . import (context_gauge, conversation_views, deletion_jobs, memories_used,
-                   organize_views, rendering, share_views, steer_views, summary_views,
-                   trim_notes, views)
+    from . import (context_gauge, conversation_views, deletion_jobs, feedback_views,
+                   memories_used, organize_views, rendering, share_views, steer_views,
+                   summary_views, trim_notes, views)
     for helpers in (rendering, trim_notes, context_gauge, memories_used):
         helpers.init_app(app)
     # views owns the blueprint; the others add routes to it: sidebar actions (rename, delete,
-    # undo; pin and archive), owners' read-only shares, steering (pin, leave out) and the
-    # rolling summary's panel.
-    for routes in (views, conversation_views, organize_views, share_views, steer_views,
-                   summary_views):
+    # undo; pin and archive), owners' read-only shares, answer feedback, steering (pin, leave
+    # out) and the rolling summary's panel.
+    for routes in (views, conversation_views, organize_views, share_views, feedback_views,
+                   steer_views, summary_views):
         if routes.bp.name not in app.blueprints:
             app.register_blueprint(routes.bp)
     register_jobs(deletion_jobs.finish_deletions_every_minute)

@@ -5,18 +5,22 @@ import threading
 import markdown
 import nh3
 from markupsafe import Markup, escape
+from pygments.token import STANDARD_TYPES
 
 ALLOWED_TAGS = {"p", "br", "hr", "strong", "em", "b", "i", "del", "code", "pre", "blockquote",
                 "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6",
-                "table", "thead", "tbody", "tr", "th", "td"}
-ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "code": {"class"}}  # class: the fence's language
+                "table", "thead", "tbody", "tr", "th", "td", "div", "span"}
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "code": {"class"}}
+# Code blocks highlighted by Pygments (codehilite): its wrapper and token classes, and no others.
+ALLOWED_CLASSES = {"div": {"codehilite"}, "span": {name for name in STANDARD_TYPES.values() if name}}
 URL_SCHEMES = {"http", "https", "mailto"}
 
 
 def sanitize_html(html: str) -> str:
     """Keep formatting only: no scripts, no event handlers, no javascript: or data: links."""
     return nh3.clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES,
-                     url_schemes=URL_SCHEMES, link_rel="noopener noreferrer nofollow")
+                     allowed_classes=ALLOWED_CLASSES, url_schemes=URL_SCHEMES,
+                     link_rel="noopener noreferrer nofollow")
 
 
 CONVERTERS = threading.local()  # building a converter costs more than converting an answer
@@ -25,7 +29,10 @@ CONVERTERS = threading.local()  # building a converter costs more than convertin
 def converter() -> markdown.Markdown:
     md = getattr(CONVERTERS, "markdown", None)
     if md is None:
-        md = CONVERTERS.markdown = markdown.Markdown(extensions=["fenced_code", "sane_lists", "tables"])
+        # Code blocks are highlighted here, server-side, once the answer is whole (static/css/code.css).
+        md = CONVERTERS.markdown = markdown.Markdown(
+            extensions=["fenced_code", "codehilite", "sane_lists", "tables"],
+            extension_configs={"codehilite": {"guess_lang": False}})
         # A reply's raw HTML is shown as text, never interpreted; nh3 below is the second guard.
         md.preprocessors.deregister("html_block")
         md.inlinePatterns.deregister("html")

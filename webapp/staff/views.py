@@ -6,10 +6,12 @@ from ..access import READ, admin_required, get_conversation_or_404, staff_requir
 from ..security.validation import whole_number
 from ..audit import entries
 from .console import Filters, InvalidFilter, conversation_page
+from .feedback import recent_feedback
 from .shares import listed_links
 
 bp = Blueprint("staff", __name__, url_prefix="/staff")
 AUDIT_PAGE = 100
+FEEDBACK_PAGE = 100
 
 
 @bp.get("")
@@ -38,6 +40,13 @@ def show_conversation(conversation_id):
     conversation = get_conversation_or_404(conversation_id, READ)
     return render_template("staff/conversation.html", conversation=conversation,
                            turns=storage.all_turns(conversation.id))
+
+
+@bp.get("/feedback")
+@staff_required
+def show_feedback():
+    """List the newest thumbs up and down on the tenant's answers, with comments and links."""
+    return render_template("staff/feedback.html", rows=recent_feedback(g.user.tenant_id, FEEDBACK_PAGE))
 
 
 @bp.get("/audit")

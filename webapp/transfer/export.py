@@ -9,10 +9,10 @@ from ..context.summary.models import ConversationSummary
 from ..models import Conversation, RequestText
 
 FORMAT = "nimbus.conversation"
-VERSION = 2  # 2: turns carry their pin or leave-out mark (version 1 files still import)
-READS = (1, 2)
+VERSION = 3  # 2: turns carry their pin or leave-out mark; 3: their feedback (older files import)
+READS = (1, 2, 3)
 TURN_FIELDS = ("outcome", "trace", "prompt_tokens", "completion_tokens", "context_tokens",
-               "resend_tokens", "manifest", "mark", "marked_by_name")
+               "resend_tokens", "manifest", "mark", "marked_by_name", "feedback", "feedback_comment")
 
 
 def export_conversation(conversation: Conversation) -> dict:
@@ -23,7 +23,8 @@ def export_conversation(conversation: Conversation) -> dict:
         **({"instructions": conversation.instructions} if conversation.instructions else {}),
         "turns": [{"messages": t.messages, "created_at": t.created_at.isoformat(),
                    **{f: getattr(t, f) for f in TURN_FIELDS},
-                   "marked_at": t.marked_at.isoformat() if t.marked_at else None}
+                   "marked_at": t.marked_at.isoformat() if t.marked_at else None,
+                   "feedback_at": t.feedback_at.isoformat() if t.feedback_at else None}
                   for t in conversation.turns],
         "summaries": [{"style": s.style, "text": s.text, "through_seq": s.through_seq,
                        "topics": list(s.topics or []), "edited_by_name": s.edited_by_name,

@@ -276,7 +276,9 @@ def write(checked: Checked, user: User) -> Conversation:
             context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
             manifest=record.get("manifest"), created_at=one.created_at or now, heartbeat_at=now,
             mark=one.mark, marked_by_name=one.marked_by_name if one.mark else "",
-            marked_at=one.marked_at if one.mark else None))
+            marked_at=one.marked_at if one.mark else None, feedback=one.feedback,
+            feedback_comment=one.feedback_comment if one.feedback == "down" else "",
+            feedback_at=(one.feedback_at or now) if one.feedback else None))
     conversation.has_marks = any(one.mark for one in turns)
     conversation.turn_count = len(turns)
     conversation.history_tokens = sum(t["full_tokens"] for t in rows)

@@ -170,6 +170,9 @@ class TurnRecord(Strict):
     mark: Literal["pinned", "excluded"] | None = None  # version 2: Keep in context / Leave out
     marked_by_name: Annotated[str, Field(max_length=200)] = ""
     marked_at: Timestamp | None = None
+    feedback: Literal["up", "down"] | None = None  # version 3: the owner's thumbs on the answer
+    feedback_comment: Annotated[str, Field(max_length=500)] = ""
+    feedback_at: Timestamp | None = None
 
     @field_validator("outcome", mode="before")
     @classmethod
@@ -241,7 +244,7 @@ class SummaryRecord(Strict):
 
 class ConversationExport(Strict):
     format: Literal["nimbus.conversation"]
-    version: Literal[1, 2]
+    version: Literal[1, 2, 3]
     id: str | None = None  # an import always gets a new id
     title: str | None = None
     strategy: str = "compact"
