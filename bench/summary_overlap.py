@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench import token_savings  # noqa: E402
 from webapp import create_app  # noqa: E402
 from webapp.accounts import find_user, seed_demo  # noqa: E402
-from webapp.agent import loop  # noqa: E402
+from webapp import hooks  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.context.summary import section  # noqa: E402
 from webapp.context.assemble import DROPPED  # noqa: E402
@@ -42,15 +42,21 @@ class OverlapMeter:
         self.pending += sum(f.fate == DROPPED and f.seq > through for f in plan.history.fates)
 
 
+def user_budget(user) -> int:
+    """The default history budget: what a conversation gets when nobody tuned it."""
+    from flask import current_app
+    return current_app.config["NIMBUS_HISTORY_BUDGET"]
+
+
 def measure(user, lines, exact: bool) -> dict:
     meter, original = OverlapMeter(), section.left_out_through
     if exact:  # fold what fell off, not what would fall off at the summary's full size
         section.left_out_through = lambda c, config, reserve=None: original(c, config)
-    loop.AFTER_TURN.append(meter)
+    hooks.AFTER_TURN.append(meter)
     try:
-        result = token_savings.run("compact", user, lines)
+        result = token_savings.run("compact", user, lines, user_budget(user))
     finally:
-        loop.AFTER_TURN.remove(meter)
+        hooks.AFTER_TURN.remove(meter)
         section.left_out_through = original
     return {**result, "overlap": meter.tokens, "overlap_requests": meter.requests,
             "pending": meter.pending}

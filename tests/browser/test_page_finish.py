@@ -53,7 +53,7 @@ def test_a_phone_s_icon_buttons_are_44_px_touch_targets(new_page):
     for button in [page.locator(".action-edit").first, page.locator(".action-copy").first,
                    page.locator(".menu-button")]:
         size = button.bounding_box()
-        assert size["width"] >= 44 and size["height"] >= 44
+        assert size["width"] >= 44 and size["height"] >= 44, (button, size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=IDS)
