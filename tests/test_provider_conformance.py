@@ -4,9 +4,9 @@ llama.cpp `llama-server` with SmolLM2-135M-Instruct (tests/llama_server.py).
 A weak model answering badly is no failure here; Nimbus mishandling what a server sends is:
 every request is accepted, every stored turn is well-formed, no empty or cut stream is stored as
 answered, a long conversation fits the window, the words shown survive a killed server, and a
-background call never cuts a chat. scripts/test.sh installs the real server and sets
-NIMBUS_REAL_SERVER=1, and then a missing server fails the real cases; run otherwise (or with
-NIMBUS_REAL_SERVER=0) they skip, saying why.
+background call never cuts a chat. Without a real server the real cases skip, saying why;
+with NIMBUS_REAL_SERVER=1 set (which also makes scripts/test.sh install it) they fail instead.
+A llama-server installed in the venv is used even without it.
 """
 import os
 import threading
