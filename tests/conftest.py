@@ -5,12 +5,11 @@ import shutil
 import pytest
 
 from webapp.accounts import find_user, seed_demo
-from webapp.runs.heartbeat import stop_heartbeat
 from webapp.database import create_schema
 from webapp.extensions import db
 
 from .postgres_support import new_database
-from .support import make_app, wait_for_replies
+from .support import app_on, make_app
 
 
 @pytest.fixture(scope="session")
@@ -29,13 +28,8 @@ def migrated_database(tmp_path_factory):
 @pytest.fixture
 def app(tmp_path, migrated_database):
     shutil.copy(migrated_database, tmp_path / "nimbus.db")
-    app = make_app(tmp_path / "nimbus.db")
-    with app.app_context():
+    with app_on(tmp_path / "nimbus.db") as app:
         yield app
-        wait_for_replies(app)
-        stop_heartbeat(app)
-        db.session.remove()
-        db.engine.dispose()
 
 
 @pytest.fixture

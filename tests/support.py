@@ -1,5 +1,7 @@
 """Helpers the tests share (plain functions; the fixtures live in conftest.py): the test app,
 running a turn or a command, reading a stream, installing a provider, waiting for replies."""
+from contextlib import contextmanager
+
 from webapp import create_app
 from webapp.agent.loop import run_turn
 from webapp.extensions import db
@@ -19,6 +21,20 @@ def make_app(path):
     return create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{path}",
                        "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0, "NIMBUS_MEMORY_SEARCH": False,
                        **TEST_TIMEOUTS})
+
+
+@contextmanager
+def app_on(path):
+    """The test app on the SQLite file `path`, inside its app context; afterwards its replies
+    are waited for, its heartbeat stopped and its connections closed."""
+    from webapp.runs.heartbeat import stop_heartbeat
+    app = make_app(path)
+    with app.app_context():
+        yield app
+        wait_for_replies(app)
+        stop_heartbeat(app)
+        db.session.remove()
+        db.engine.dispose()
 
 
 def run(runner, *args) -> str:

@@ -7,22 +7,16 @@ from sqlalchemy import select
 
 from webapp.extensions import db
 from webapp.memories.models import Memory
-from webapp.runs.heartbeat import stop_heartbeat
 
 from .accounts_support import fresh_request_globals, sign_in
-from .support import make_app, wait_for_replies
+from .support import app_on
 
 
 @pytest.fixture
 def fresh_app(tmp_path):
     """An app on an empty database file: nothing migrated, nothing seeded."""
-    app = make_app(tmp_path / "fresh.db")
-    with app.app_context():
+    with app_on(tmp_path / "fresh.db") as app:
         yield app
-        wait_for_replies(app)
-        stop_heartbeat(app)
-        db.session.remove()
-        db.engine.dispose()
 
 
 @pytest.fixture

@@ -73,14 +73,20 @@ def add(content, word, order_number, shared, email):
     click.echo(("Added " if created else "Already known: ") + line(memory))
 
 
+def memory_of(email, memory_id):
+    """One memory that applies to this person, or a one-line error."""
+    memory = visible(SessionScope.for_user(resolve_user(email)), memory_id)
+    if memory is None:
+        raise click.ClickException(f"no memory {memory_id} for this user")
+    return memory
+
+
 @memories.command("delete")
 @click.argument("memory_id")
 @user_option
 def delete(memory_id, email):
     """Delete one memory (only one that applies to this person)."""
-    memory = visible(SessionScope.for_user(resolve_user(email)), memory_id)
-    if memory is None:
-        raise click.ClickException(f"no memory {memory_id} for this user")
+    memory = memory_of(email, memory_id)
     delete_memory(memory)
     click.echo(f"Deleted memory #{memory_id}.")
 
@@ -151,9 +157,7 @@ def embed_missing(batch):
 @user_option
 def show_history(memory_id, email):
     """Show what one memory said before each edit, supersession or merge, newest first."""
-    memory = visible(SessionScope.for_user(resolve_user(email)), memory_id)
-    if memory is None:
-        raise click.ClickException(f"no memory {memory_id} for this user")
+    memory = memory_of(email, memory_id)
     click.echo(line(memory))
     for row in history_of([memory.id]).get(memory.id, []):
         origin = f" in {row.conversation_id}#turn-{row.turn_seq + 1}" if row.conversation_id else ""
