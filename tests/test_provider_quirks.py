@@ -12,6 +12,8 @@ from webapp.llm import get_provider, openai_provider, profile
 from webapp.llm.base import ProviderCancelled, Reply
 from webapp.llm.calls import _SLOTS
 from webapp.llm.openai_provider import merge_tool_call
+from webapp.memories.scopes import SessionScope
+from webapp.memories.store import remember
 from webapp.storage import all_turns, create_conversation, start_turn
 
 from .support import ask, guest_user
@@ -188,6 +190,23 @@ def test_a_context_refusal_teaches_the_window_and_the_turn_is_answered(app, alex
     assert [t.outcome for t in turns] == ["answered"] * 6
     assert len(server.state.refused) == 1  # learnt once: later requests fit
     assert any(step["kind"] == "retry" for t in turns for step in t.trace)
+
+
+def test_a_memory_block_bigger_than_the_window_gives_up_its_least_relevant_memories(app, alex):
+    # llama-server says its window in /props: the request must fit without a refusal.
+    with CompatServer("llama-server", window=1200) as server:
+        provider = point_at(app, server, NIMBUS_MEMORY_BLOCK_LIMIT=10)
+        scope = SessionScope.for_user(alex)
+        ids = [remember(scope, f"Memory {n}: " + "prefers parcels wrapped in brown paper " * 12,
+                        app.config, source="hand")[0].id for n in range(10)]
+        answer, conversation, _ = ask(alex, "Hello there", provider=provider)
+    turn = all_turns(conversation.id)[0]
+    assert turn.outcome == "answered" and not server.state.refused
+    memory = next(s for s in turn.manifest["sections"] if s["name"] == "memory")
+    assert 0 < len(memory["memory_ids"]) < 10
+    assert memory["left_out_to_fit"] == 10 - len(memory["memory_ids"])
+    # by recency the newest memories are the most relevant: they are the ones kept
+    assert memory["memory_ids"] == ids[::-1][:len(memory["memory_ids"])]
 
 
 def test_a_background_call_waits_behind_a_chat_for_the_only_slot(app):

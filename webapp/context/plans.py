@@ -36,6 +36,7 @@ class Policy:
     reserved: int = 0  # taken out of the budget by the rolling summary, set by assemble
     pinned: int = 0  # taken out of what is left by pinned turns, set by plan_history
     summarize_through: int = -1  # "Summarize up to here": the history starts after this seq
+    memory_room: int | None = None  # tokens the memory block may take; set by window.fit
     now: datetime | None = None  # what ages are measured from; None: the current time
 
     @classmethod

@@ -4,7 +4,8 @@ The window holds: system prompt + long-term memory + summary + history (the asse
 the tool specs, the turn being answered, and the answer itself (the output reserve). Assembly
 plans the history within its budget; here the budget is lowered when the window is the tighter
 limit, so the whole request fits. A server that still refuses the request as too long gets it
-once more with the history budget halved (`budget_cap`).
+once more with the history budget halved (`budget_cap`). When the history is down to its
+floor and the request is still over, the memory block gives up its least relevant memories.
 """
 from dataclasses import replace
 
@@ -29,10 +30,15 @@ def fit(conversation, config, before_seq: int | None, window: int | None, fixed_
     room = room_for_plan(window, fixed_tokens)
     for _ in range(3):  # each pass takes out what the last one was over by
         if room is None or plan.total_tokens <= room or policy.budget <= MIN_BUDGET:
-            return plan
+            break
         over = plan.total_tokens - room
         used = sum(s.tokens for s in plan.sections if s.name in ("history", "summary"))
         budget = min(policy.budget, used) - over - MIN_BUDGET // 2
         policy = replace(policy, budget=max(budget, MIN_BUDGET))
         plan = assemble(conversation, config, policy=policy, before_seq=before_seq)
+    memory = plan.section("memory")
+    if room is not None and plan.total_tokens > room and memory is not None:
+        room_left = memory.tokens - (plan.total_tokens - room)
+        plan = assemble(conversation, config, policy=replace(policy, memory_room=room_left),
+                        before_seq=before_seq)
     return plan

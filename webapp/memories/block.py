@@ -63,14 +63,27 @@ def memory_section(conversation, policy, history) -> Section | None:
     scope = SessionScope.for_conversation(conversation)
     query = pending_question(conversation) if config.get("NIMBUS_MEMORY_SEARCH") else None
     recalled, mode = for_prompt(scope, config, query)
-    if not recalled:
+    ratio = conversation.token_ratio or 1.0
+    messages, left_out = fitted(recalled, scope, ratio, policy.memory_room)
+    if not messages:
         return None
-    messages = [{"role": "system", "content": render(recalled, scope)}]
-    detail = {"mode": mode, "memories": [
+    detail = {"mode": mode, **({"left_out_to_fit": left_out} if left_out else {}), "memories": [
         {"id": m.id, "content": m.content, "scope": describe(m), "shared": m.shared,
          "subject": None if m.shared else scope.subject_name,
          "source": m.source, "conversation_id": m.conversation_id, "turn_seq": m.turn_seq,
          "created_at": m.created_at.isoformat(timespec="seconds"), "why": why}
         for m, why in recalled]}
-    return Section("memory", messages, sized(messages, conversation.token_ratio or 1.0), detail)
+    return Section("memory", messages, sized(messages, ratio), detail)
+
+
+def fitted(recalled: list, scope: SessionScope, ratio: float, room: int | None):
+    """The block's messages within `room` tokens (the window's share, window.fit), least
+    relevant memories left out first; `recalled` is cut to what was kept. ([], n): none fit."""
+    left_out = 0
+    while recalled:
+        messages = [{"role": "system", "content": render(recalled, scope)}]
+        if room is None or sized(messages, ratio) <= room:
+            return messages, left_out
+        recalled[:], left_out = recalled[:-1], left_out + 1
+    return [], left_out
 
