@@ -376,3 +376,88 @@ def test_a_hand_edited_summary_survives_export_and_import(runner, alex, tmp_path
     assert copy.edited_at == datetime(2026, 12, 1, 10, 0)
     plan = assemble(imported, current_app.config)
     assert "my name is Dara" in plan.section("summary").messages[0]["content"]
+
+
+def exported(runner, conversation, tmp_path):
+    path = tmp_path / "export.json"
+    path.write_text(runner.invoke(args=["export", conversation.id]).output)
+    return path
+
+
+def memories_of(conversation_id):
+    from webapp.memories.models import Memory
+    db.session.expire_all()
+    return list(db.session.scalars(db.select(Memory).where(Memory.conversation_id == conversation_id)))
+
+
+def test_a_conversations_memories_and_their_history_survive_export_and_import(runner, alex,
+                                                                             sam, tmp_path):
+    from webapp.memories.distiller import distil_conversation
+    from webapp.memories.revisions import history_of
+    _, conversation, _ = ask(alex, "I prefer email over phone.")
+    distil_conversation(conversation.id)
+    ask(alex, "Actually, please call me instead.", conversation)
+    assert distil_conversation(conversation.id) == "superseded 1"
+    data = json.loads(exported(runner, conversation, tmp_path).read_text())
+    assert data["version"] == 4
+    [record] = data["memories"]
+    assert (record["content"], record["turn_seq"]) == ("Prefers phone calls.", 1)
+    assert [(h["action"], h["content"], h["changed_by"], h["turn_seq"]) for h in record["history"]] \
+        == [("superseded", "Prefers email over phone.", "distiller", 1)]
+    new_id = run(runner, "import", str(tmp_path / "export.json"), "--user", "sam@example.com") \
+        .split("conversation: ")[1].strip()
+    [memory] = memories_of(new_id)
+    assert (memory.content, memory.subject_id, memory.turn_seq) == ("Prefers phone calls.", sam.id, 1)
+    [old] = history_of([memory.id])[memory.id]
+    assert (old.action, old.content, old.conversation_id, old.turn_seq) == (
+        "superseded", "Prefers email over phone.", new_id, 1)
+    # the imported memory is in sam's next request, not alex's second copy
+    from flask import current_app
+    from webapp.context.assemble import assemble
+    imported = db.session.get(Conversation, new_id)
+    assert "Prefers phone calls." in assemble(imported, current_app.config) \
+        .section("memory").messages[0]["content"]
+
+
+def test_a_memory_about_an_order_the_importer_lacks_is_kept_about_their_account(runner, alex,
+                                                                                tmp_path):
+    from webapp.memories.scopes import SessionScope
+    from webapp.memories.store import remember
+    _, conversation, _ = ask(alex, "Where is order #1042?")
+    remember(SessionScope.for_user(alex), "Wants #1042 gift wrapped.", {}, source="hand",
+             word="order", order_number=1042, conversation_id=conversation.id, turn_seq=0,
+             embed=False)
+    path = exported(runner, conversation, tmp_path)
+    assert json.loads(path.read_text())["memories"][0]["order_number"] == 1042
+    new_id = run(runner, "import", str(path), "--user", "newcomer@example.com") \
+        .split("conversation: ")[1].strip()
+    [memory] = memories_of(new_id)
+    newcomer = find_user("newcomer@example.com")
+    assert (memory.memorable_type, memory.memorable_id, memory.subject_id) == (
+        "account", newcomer.id, newcomer.id)
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_files_of_every_older_version_still_import(runner, tmp_path, version):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"format": "nimbus.conversation", "version": version, "turns": [
+        {"messages": [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "fine"}]}]}))
+    assert "Imported 1 turn(s)" in run(runner, "import", str(path))
+
+
+@pytest.mark.parametrize("memory, reason", [
+    ({"content": "Likes tea", "source": "hand", "scope": "order"}, "needs its order_number"),
+    ({"content": "", "source": "hand"}, "memories[0].content"),
+    ({"content": "Likes tea", "source": "dreamt"}, "memories[0].source"),
+    ({"content": "Likes tea", "source": "hand", "history": [
+        {"action": "deleted", "content": "x", "changed_by": "person"}]}, "memories[0].history[0].action"),
+])
+def test_a_malformed_memory_refuses_the_whole_file(runner, tmp_path, memory, reason):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"format": "nimbus.conversation", "version": 4, "turns": [
+        {"messages": [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "fine"}]}],
+        "memories": [memory]}))
+    before = db.session.query(Conversation).count()
+    result = runner.invoke(args=["import", str(path)])
+    assert result.exit_code != 0 and reason in result.output, result.output
+    assert db.session.query(Conversation).count() == before

@@ -330,7 +330,7 @@ def import_(files, fmt, email, tenant_slug):
     """Import conversations: a Nimbus export, OpenAI messages (JSON or JSONL), ChatGPT's or
     Claude's conversations.json (ChatGPT's split conversations-000.json… may be given together),
     an Open WebUI export or ShareGPT; - reads stdin. All files go in at once, or none."""
-    from .transfer import InvalidImport, import_all, load, parse
+    from .transfer import InvalidImport, import_all, load, parse, queue_vectors
     checked = []
     try:
         for file in files:
@@ -365,9 +365,5 @@ def import_(files, fmt, email, tenant_slug):
         for conversation in conversations:
             click.echo(f"  {conversation.id}  {conversation.turn_count:>5} turn(s)  "
                        f"{conversation.title}")
-    if current_app.config.get("NIMBUS_MEMORY_SEARCH"):
-        from .jobs import enqueue
-        from .memories.jobs import embed_conversation_job
-        for conversation in conversations:
-            enqueue(embed_conversation_job, conversation.id)
+    if queue_vectors(conversations, current_app.config):
         click.echo("Queued its turns for similarity search (batched, in the background).")

@@ -15,7 +15,8 @@ from ..models import Conversation, Turn, utcnow
 from ..context.assemble import COMPACTED, FULL
 from .distiller import distil_conversation
 from .history import embed_turns_in_batches, store_turn_vector
-from .models import DistillCheckpoint
+from .models import DistillCheckpoint, Memory
+from .store import set_vectors
 
 log = logging.getLogger(__name__)
 SWEEP_BATCH = 200  # conversations per sweep; the next sweep takes the rest
@@ -37,13 +38,18 @@ def embed_turn_job(turn_id: int) -> None:
 
 @job()
 def embed_conversation_job(conversation_id: str) -> int:
-    """Vectors for a whole conversation's turns (after an import), in batches; how many it
-    embedded."""
+    """Vectors for a whole conversation's turns and its memories (after an import), in
+    batches; how many turns it embedded."""
     ids = db.session.scalars(select(Turn.id).where(Turn.conversation_id == conversation_id,
                                                    Turn.outcome != "pending")
                              .order_by(Turn.seq)).all()
     done = sum(embedded for _, embedded in embed_turns_in_batches(ids, current_app.config))
-    log.info("embedded %d turn(s) of %s", done, conversation_id)
+    memories = db.session.scalars(select(Memory).where(
+        Memory.conversation_id == conversation_id, Memory.embedding.is_(None))).all()
+    if memories:  # an import brings the memories the conversation gave (transfer/memories.py)
+        set_vectors(list(memories), current_app.config)
+        db.session.commit()
+    log.info("embedded %d turn(s) and %d memories of %s", done, len(memories), conversation_id)
     return done
 
 

@@ -2,12 +2,13 @@
 
 export.py writes the formats, schema.py says what an import must be, importer.py checks and
 writes, formats.py and chat_apps.py read other tools' files (OpenAI, ChatGPT, Claude, Open WebUI,
-ShareGPT) into the same checked shape.
+ShareGPT) into the same checked shape, memories.py carries the memories a conversation gave its
+owner, with their history.
 """
 from .export import FORMAT, VERSION, export_conversation, export_markdown, export_openai
-from .importer import InvalidImport, import_all, load, write
+from .importer import InvalidImport, import_all, load, queue_vectors, write
 from .formats import FORMATS, detect, import_conversation, parse
 
 __all__ = ["FORMAT", "FORMATS", "VERSION", "InvalidImport", "detect", "export_conversation",
            "export_markdown", "export_openai", "import_all", "import_conversation", "load",
-           "parse", "write"]
+           "parse", "queue_vectors", "write"]

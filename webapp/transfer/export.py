@@ -7,10 +7,13 @@ from ..extensions import db
 from ..llm.messages import final_answer
 from ..context.summary.models import ConversationSummary
 from ..models import Conversation, RequestText
+from .memories import export_memories
 
 FORMAT = "nimbus.conversation"
-VERSION = 3  # 2: turns carry their pin or leave-out mark; 3: their feedback (older files import)
-READS = (1, 2, 3)
+# 2: turns carry their pin or leave-out mark; 3: their feedback; 4: the memories the conversation
+# gave its owner, with their history (older files import)
+VERSION = 4
+READS = (1, 2, 3, 4)
 TURN_FIELDS = ("outcome", "trace", "prompt_tokens", "completion_tokens", "context_tokens",
                "resend_tokens", "manifest", "mark", "marked_by_name", "feedback", "feedback_comment")
 
@@ -32,6 +35,7 @@ def export_conversation(conversation: Conversation) -> dict:
                       for s in db.session.scalars(select(ConversationSummary).where(
                           ConversationSummary.conversation_id == conversation.id))
                       if s.through_seq >= 0],
+        "memories": export_memories(conversation),
         # The texts the turns' request manifests refer to by hash (webapp/context/manifest.py).
         "request_texts": dict(db.session.execute(
             select(RequestText.hash, RequestText.text)

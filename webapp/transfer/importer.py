@@ -20,6 +20,7 @@ from ..context.summary.models import ConversationSummary
 from ..models import Conversation, Turn, User, utcnow
 from ..security.validation import has_nul
 from .export import READS
+from .memories import import_memories
 from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord, bounded_text,
                      to_utc)
 
@@ -249,6 +250,18 @@ def import_all(checked: list[Checked], user: User, progress=None) -> list[Conver
     return conversations
 
 
+def queue_vectors(conversations: list[Conversation], config) -> bool:
+    """Similarity search needs the imported turns' and memories' vectors: made in batches in the
+    background; False when search is off and none are needed."""
+    if not config.get("NIMBUS_MEMORY_SEARCH"):
+        return False
+    from ..jobs import enqueue
+    from ..memories.jobs import embed_conversation_job
+    for conversation in conversations:
+        enqueue(embed_conversation_job, conversation.id)
+    return True
+
+
 def write(checked: Checked, user: User) -> Conversation:
     """Add what `parse` checked as a new conversation of `user` (the caller commits)."""
     meta, turns, raw = checked.meta, checked.turns, checked.raw
@@ -299,4 +312,6 @@ def write(checked: Checked, user: User) -> Conversation:
                 conversation_id=conversation.id, style=record.style, text=record.text,
                 through_seq=record.through_seq, topics=record.topics,
                 edited_by_name=record.edited_by_name, edited_at=record.edited_at))
+    if meta and meta.memories:
+        import_memories(meta.memories, conversation, user, len(turns))
     return conversation

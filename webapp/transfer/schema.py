@@ -242,9 +242,43 @@ class SummaryRecord(Strict):
         return value
 
 
+MemoryText = Annotated[str, Field(min_length=1, max_length=500)]  # store.MAX_MEMORY_CHARS
+
+
+class MemoryChange(Strict):
+    """What a memory said before one change, who or what changed it and why (oldest first)."""
+    action: Literal["edited", "superseded", "merged"]
+    content: MemoryText
+    changed_by: Literal["person", "staff", "distiller", "shell"]
+    reason: Annotated[str, Field(max_length=200)] = ""
+    turn_seq: Annotated[int, Field(ge=0, le=INT32)] | None = None  # of this conversation
+    created_at: Timestamp | None = None
+
+
+class MemoryRecord(Strict):
+    """A memory this conversation gave its owner (version 4), with its history."""
+    content: MemoryText
+    source: Literal["distilled", "tool", "hand"]
+    scope: Literal["workspace", "account", "order"] = "workspace"
+    order_number: Annotated[int, Field(ge=0, le=INT32)] | None = None
+    shared: bool = False  # shared with everyone helping with the account or order
+    turn_seq: Annotated[int, Field(ge=0, le=INT32)] | None = None
+    created_at: Timestamp | None = None
+    updated_at: Timestamp | None = None
+    history: list[MemoryChange] = []
+
+    @model_validator(mode="after")
+    def placed(self):
+        if self.scope == "order" and self.order_number is None:
+            raise ValueError("a memory about an order needs its order_number")
+        if self.scope == "workspace" and self.shared:
+            raise ValueError("a shop-wide shared memory is the shop's, not the conversation's")
+        return self
+
+
 class ConversationExport(Strict):
     format: Literal["nimbus.conversation"]
-    version: Literal[1, 2, 3]
+    version: Literal[1, 2, 3, 4]
     id: str | None = None  # an import always gets a new id
     title: str | None = None
     strategy: str = "compact"
@@ -254,6 +288,7 @@ class ConversationExport(Strict):
     turns: Annotated[list[TurnRecord], Field(min_length=1, max_length=100_000)]
     request_texts: dict[str, str] = {}  # the manifests' texts by hash
     summaries: list[SummaryRecord] = []  # version 2: the rolling summaries, hand edits marked
+    memories: list[MemoryRecord] = []  # version 4: what it taught about its owner, with history
 
     @field_validator("strategy")
     @classmethod

@@ -14,7 +14,7 @@ from ..models import User
 from ..access import get_conversation_or_404
 from .export import export_conversation, export_markdown, export_openai
 from .formats import FORMATS, parse
-from .importer import InvalidImport, import_all, load
+from .importer import InvalidImport, import_all, load, queue_vectors
 
 bp = Blueprint("transfer", __name__)
 EXPORTS = {"nimbus": ("application/json", "json"), "openai": ("application/json", "openai.json"),
@@ -67,6 +67,7 @@ def upload():
             except InvalidImport as error:
                 raise InvalidImport(f"{file.filename[:80]}: {error}") from None
         conversations = import_all(checked, owner)
+        queue_vectors(conversations, current_app.config)
     except InvalidImport as error:
         db.session.rollback()
         return render_template("transfer/import.html", formats=FORMATS, imported=None,
