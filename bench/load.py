@@ -10,9 +10,14 @@ in the app (NIMBUS_RATE_LIMIT_ENABLED=0): every guest here shares one IP address
 
     python bench/load.py --n 50,200                          # SQLite (the default), 2 workers
     python bench/load.py --n 500 --database postgresql --redis
+    python bench/load.py --n 50 --tracing                    # the same, tracing off then on
 
 Ends with one line for the largest N:
 load @N streams: completed C/N, failed F, pending P, first-token p95 X ms, other-user write p95 Y ms
+With --tracing the whole run is made twice, on a fresh database each time: without
+OTEL_EXPORTER_OTLP_ENDPOINT, then with it pointing at an OTLP/HTTP receiver in this process
+(tests/fakes/otlp_collector.py), and ends with
+tracing on/off @N: first-token p95 A / B ms (×R), reply p95 C / D ms (×S), S spans received
 """
 from gevent import monkey
 
@@ -132,17 +137,8 @@ def print_table(row: dict, baseline: dict) -> None:
           f"{row['write_failures']} failed)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--n", default="50,200", help="comma-separated numbers of guests")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
-    parser.add_argument("--redis", action="store_true", help="REDIS_URL for locks and jobs")
-    parser.add_argument("--first-token-delay", type=float, default=0.5)
-    parser.add_argument("--words", type=int, default=60)
-    parser.add_argument("--pace", type=float, default=0.15)
-    parser.add_argument("--renamers", type=int, default=4)
-    args = parser.parse_args()
+def run(args, label: str = "", **extra) -> dict:
+    """Serve the app on a fresh database and load it at each N; the row of the largest N."""
     folder = tempfile.mkdtemp(prefix="nimbus-load-")
     provider, provider_url = live_app.start_fake_provider(args.first_token_delay, args.words, args.pace)
     database_url, cleanup = f"sqlite:///{folder}/nimbus.db", None
@@ -154,10 +150,10 @@ def main() -> None:
         database_url = POSTGRES.rsplit("/", 1)[0] + "/" + name
         cleanup = lambda: admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # noqa: E731
     env = live_app.app_environment(database_url, provider_url, folder,
-                                   **({"REDIS_URL": REDIS} if args.redis else {}))
+                                   **({"REDIS_URL": REDIS} if args.redis else {}), **extra)
     app, port = live_app.start_app(env, args.workers, folder)
     try:
-        print(f"bench/load.py: {args.workers} gevent workers, {args.database}"
+        print(f"bench/load.py{label}: {args.workers} gevent workers, {args.database}"
               f"{' + Redis' if args.redis else ''}; provider: {args.first_token_delay} s before "
               f"each first token, a tool call, {args.words} words {args.pace} s apart; "
               f"{args.renamers} guests renaming meanwhile; rate limits off (one shared IP); "
@@ -169,15 +165,47 @@ def main() -> None:
         for n in (int(value) for value in args.n.split(",")):
             row = load(port, n, args.words, database_url, args.renamers)
             print_table(row, baseline)
-        print(f"load @{row['n']} streams: completed {row['completed']}/{row['n']}, "
+        print(f"load @{row['n']} streams{label}: completed {row['completed']}/{row['n']}, "
               f"failed {row['failed']}, pending {row['pending']}, first-token p95 "
               f"{p(row['first'], .95):.0f} ms, other-user write p95 {p(row['writes'], .95):.0f} ms")
+        return row
     finally:
         app.terminate()
         app.wait(30)
         provider.terminate()
         if cleanup:
             cleanup()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", default="50,200", help="comma-separated numbers of guests")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--redis", action="store_true", help="REDIS_URL for locks and jobs")
+    parser.add_argument("--first-token-delay", type=float, default=0.5)
+    parser.add_argument("--words", type=int, default=60)
+    parser.add_argument("--pace", type=float, default=0.15)
+    parser.add_argument("--renamers", type=int, default=4)
+    parser.add_argument("--tracing", action="store_true",
+                        help="run twice: tracing off, then on (OTLP/HTTP to a local receiver)")
+    args = parser.parse_args()
+    off = run(args, " (tracing off)" if args.tracing else "")
+    if not args.tracing:
+        return
+    from tests.fakes import otlp_collector
+    collector = otlp_collector.start()
+    try:
+        on = run(args, " (tracing on)", OTEL_EXPORTER_OTLP_ENDPOINT=
+                 f"http://127.0.0.1:{collector.server_port}", OTEL_BSP_SCHEDULE_DELAY=500)
+        gevent.sleep(2)  # the workers' batch exporters have sent what they buffered at exit
+        received = len(otlp_collector.spans(otlp_collector.Collector.received))
+    finally:
+        collector.shutdown()
+    ratios = [p(on[k], .95) / p(off[k], .95) for k in ("first", "total")]
+    print(f"tracing on/off @{on['n']}: first-token p95 {p(on['first'], .95):.0f} / "
+          f"{p(off['first'], .95):.0f} ms (×{ratios[0]:.2f}), reply p95 {p(on['total'], .95):.0f} / "
+          f"{p(off['total'], .95):.0f} ms (×{ratios[1]:.2f}), {received} spans received")
 
 
 if __name__ == "__main__":

@@ -2,16 +2,15 @@
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from webapp import tracing
 
+from .fakes import otlp_collector
+from .fakes.otlp_collector import Collector
 from .support import ask, make_app
 
 REFUND = "Can I get a refund for order #1043?"
@@ -128,30 +127,9 @@ def test_with_no_endpoint_no_exporter_is_built_nor_the_trace_sdk_imported(tmp_pa
     assert result.stdout.strip().splitlines()[-1] == "None []"
 
 
-class Collector(BaseHTTPRequestHandler):
-    """An OTLP/HTTP receiver: POST /v1/traces with a protobuf ExportTraceServiceRequest."""
-    received: list = []
-
-    def do_POST(self):  # noqa: N802  the http.server hook
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        request = ExportTraceServiceRequest()
-        request.ParseFromString(body)
-        self.received.append((self.path, self.headers["Content-Type"], request))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.end_headers()
-        self.wfile.write(b"")
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def collector():
-    Collector.received = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = otlp_collector.start()
     yield server
     server.shutdown()
     server.server_close()
@@ -174,8 +152,7 @@ def test_the_otlp_endpoint_receives_the_reply_as_protobuf_spans(tmp_path, migrat
         db.engine.dispose()
     paths = {(path, kind) for path, kind, _ in Collector.received}
     assert paths == {("/v1/traces", "application/x-protobuf")}
-    received = [span for _, _, request in Collector.received for rs in request.resource_spans
-                for ss in rs.scope_spans for span in ss.spans]
+    received = otlp_collector.spans(Collector.received)
     service = Collector.received[0][2].resource_spans[0].resource.attributes
     assert {a.key: a.value.string_value for a in service}["service.name"] == "nimbus"
     names = sorted(s.name for s in received)
