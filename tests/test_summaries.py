@@ -192,8 +192,11 @@ def test_a_fold_that_fails_the_check_keeps_the_old_summary_and_says_so_in_the_vi
         save(conversation, "More small talk " + "y" * 80)
     summary, _ = refresh_summary(conversation, ScriptedModel("Summary:\n[Turn 7]"))
     assert (summary.text, summary.through_seq) == (before, through)
-    assert "refused" in summary.problem and "marker" in summary.problem
-    page = guest.get(f"/c/{conversation.id}/viewer").text
-    assert "Summary not updated" in page and "[Turn 7]" in page
+    assert summary.failure.startswith("the check refused the summary of turns")
+    assert "marker" in summary.failure and summary.failed_at and not summary.retried_soon
+    for page in (guest.get(f"/c/{conversation.id}/viewer").text,
+                 guest.get(f"/c/{conversation.id}/summary").text):
+        notice = page[page.index('class="summary-failed"'):][:600]
+        assert "[Turn 7]" in notice and "retried after the next reply" in " ".join(notice.split())
     summary, _ = refresh_summary(conversation, OfflineModel())  # a good fold clears the note
-    assert summary.through_seq > through and summary.problem is None
+    assert summary.through_seq > through and summary.failed_at is None and summary.failure == ""

@@ -46,10 +46,7 @@ def render_viewer(report, error=None, notice=None, status=200, static_report=Fal
             return f"#turn-{seq + 1}"
         return turn_link(conversation.id, seq, report.turn_total, query)
 
-    from ..context.summary.section import cached_summary
-    summary = cached_summary(conversation)
-    context = {"summary_problem": summary.problem if summary is not None else None,
-               "report": report, "error": error, "notice": notice, "page_url": page_url,
+    context = {"report": report, "error": error, "notice": notice, "page_url": page_url,
                "turn_url": turn_url, "static_report": static_report,
                "now_text": utcnow().strftime("%Y-%m-%d %H:%M UTC"),
                "json_url": url_for("viewer.show_json", conversation_id=conversation.id, **query),

@@ -18,11 +18,19 @@ class ConversationSummary(db.Model):
     through_seq: Mapped[int] = mapped_column(default=-1)  # -1: covers nothing yet
     topics: Mapped[list] = mapped_column(JSON, default=list)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
-    # Why the last fold was refused by summarizer.check (the summary before it was kept); None: fine
-    problem: Mapped[str | None] = mapped_column(String(300), default=None)
     # A hand edit (summary_edits.py): kept, and the next fold continues from it.
     edited_at: Mapped[datetime | None]
     edited_by_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
-    # The last fold that failed (the text above stayed as it was); cleared by the next success.
+    # The last fold that failed (the text above stayed as it was): a provider error (jobs.py)
+    # or an output the check refused (section.py); cleared by the next success.
     failed_at: Mapped[datetime | None]
     failure: Mapped[str] = mapped_column(String(300), default="", server_default="")
+
+    @property
+    def retried_soon(self) -> bool:
+        """A provider error is retried by the queue in seconds; a refused output waits for the
+        next reply (the same turns would likely be summarized the same way)."""
+        return not self.failure.startswith(REFUSED)
+
+
+REFUSED = "the check refused"  # how a failure by the check (fold.check) begins

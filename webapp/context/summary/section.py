@@ -9,9 +9,9 @@ from flask import current_app
 from sqlalchemy import bindparam, or_, select
 
 from ...extensions import db
-from ...models import Turn
+from ...models import Turn, utcnow
 from . import fold as summarizer
-from .models import ConversationSummary
+from .models import REFUSED, ConversationSummary
 from ..assemble import (
     SUMMARY_STRATEGIES,
     Policy,
@@ -149,11 +149,11 @@ def refresh_summary(conversation, provider, style: str | None = None,
                 # The old summary stays, and says why; the next turn's fold tries again.
                 log.warning("summary of %s: fold of turns %s-%s refused: %s", conversation.id,
                             turns[0].seq + 1, turns[-1].seq + 1, rejected)
-                summary.problem = (f"The fold of turns {turns[0].seq + 1}–{turns[-1].seq + 1} "
-                                   f"was refused ({rejected}); the summary before it is kept.")[:300]
+                summary.failed_at = utcnow()
+                summary.failure = (f"{REFUSED} the summary of turns {turns[0].seq + 1}–"
+                                   f"{turns[-1].seq + 1}: {rejected}")[:300]
                 db.session.commit()
                 return summary, True
-            summary.problem = None
         summary.through_seq = turns[-1].seq if turns else ahead
         summary.failed_at, summary.failure = None, ""  # this fold worked
         db.session.commit()
