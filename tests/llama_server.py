@@ -84,7 +84,7 @@ class LlamaServer:
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
             [self.binary, "-m", self.model, "--host", "127.0.0.1", "--port", str(self.port),
-             "-c", str(self.context), "-np", str(self.slots), "-t", "2", "--jinja",
+             "-c", str(self.context), "-np", str(self.slots), "-t", "1", "--jinja",
              "--chat-template-file", TEMPLATE],
             stdout=log, stderr=subprocess.STDOUT)
         log.close()

@@ -254,3 +254,17 @@ def test_a_guest_is_noted_without_a_handle_and_answered_as_you(app, guest):
     assert contents(visitor) == ["Prefers email over phone."]
     answer, _, _ = ask(visitor, "How do I prefer to be contacted?")
     assert "you prefer email over phone" in answer.lower() and visitor.name not in answer
+
+
+def test_a_window_the_server_reported_is_read_a_part_at_a_time_oldest_first(app, alex):
+    filler = "I want to describe everything about the parcel and its contents in detail. " * 12
+    conversation = chat(alex, *[f"Note {n}: {filler}" for n in range(8)])
+    model = ScriptedModel(json.dumps({"memories": []}), json.dumps({"memories": []}))
+    app.config["NIMBUS_CONTEXT_WINDOW"] = 2048  # as llama-server's /props says
+    distil_conversation(conversation.id, provider=model)
+    through, _ = checkpoint(conversation)
+    assert 0 <= through < 7  # only what fits was read, so only that is marked read
+    sent = model.requests[0][1]["content"]
+    assert "Note 0:" in sent and f"Note {through + 1}:" not in sent
+    distil_conversation(conversation.id, provider=model)
+    assert checkpoint(conversation)[0] > through  # the next run reads on from there

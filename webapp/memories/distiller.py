@@ -18,6 +18,7 @@ from sqlalchemy import select
 from ..extensions import db
 from ..llm import provider_for
 from ..llm.base import ContextTooLong, ProviderError, Reply
+from ..llm.tokens import estimate_messages
 from ..locks import LockBusy, named_lock
 from ..models import Conversation, Turn, utcnow
 from .consolidation import describe_pass, known_memories, write_memories
@@ -148,6 +149,21 @@ def not_read(checkpoint: DistillCheckpoint, conversation_id: str, through: int, 
     return outcome
 
 
+def fitting(turns: list, request, config, ratio: float) -> list:
+    """The oldest of `turns` whose request, with the output reserve, fits a window the server
+    reported (llama.cpp's 2,048 tokens hold few long turns); at least one turn. A server that
+    still refuses it gets the older half (distil_window)."""
+    from ..llm.profile import profile_for
+    profile = profile_for(config)
+    window = profile.context_window
+    if not window:
+        return turns
+    room = window - window // 10 - profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
+    while len(turns) > 1 and estimate_messages(request(turns)) * ratio > room:
+        turns = turns[:max(1, len(turns) * 3 // 4)]
+    return turns
+
+
 def distil_window(conversation_id: str, min_messages: int, config, provider=None) -> str:
     conversation = db.session.get(Conversation, conversation_id)
     if conversation is None:
@@ -164,9 +180,15 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
         return advance(checkpoint, through, "skipped: this person does not share memories")
     scope = SessionScope.for_conversation(conversation)
     known = known_memories(scope)
+    instructions = system_prompt(conversation, scope, config, known)
+
+    def request(window):
+        return [{"role": "system", "content": instructions},
+                {"role": "user", "content": transcript(window, scope.subject_name)}]
+    turns = fitting(turns, request, config, conversation.token_ratio or 1.0)
+    through = turns[-1].seq
     for attempt in (1, 2):
-        messages = [{"role": "system", "content": system_prompt(conversation, scope, config, known)},
-                    {"role": "user", "content": transcript(turns, scope.subject_name)}]
+        messages = request(turns)
         try:
             items = parse_memories(ask_model(messages, config, provider,
                                              output_schema(scope, known)))
