@@ -1,5 +1,5 @@
 """Conversation search: the same hybrid ranking over a person's own past turns (question + answer)."""
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ..extensions import db
 from ..models import Conversation, Turn
@@ -10,6 +10,7 @@ from .recall import rank_hybrid
 
 ANSWER_CHARS = 300
 EMBED_BATCH = 256  # turns per model batch and commit when many are embedded
+NEWEST_WINDOWS = (4, 32)  # id windows tried for a person's newest turns, times the limit
 
 
 def turn_text(turn: Turn) -> str:
@@ -51,6 +52,24 @@ def turn_vectors(ids: list[int]):
                               .where(TurnVector.turn_id.in_(ids))).all()
 
 
+def newest_turn_ids(user, limit: int) -> list[int]:
+    """The person's `limit` newest finished turns, newest first. They lie in many conversations,
+    so ordering them all read and sorted every turn the person ever had; instead only turns above
+    an id are read (index ix_turns_newest), the id lowered until `limit` are found and at last
+    dropped: when a window holds `limit` of them no older turn can be among the newest."""
+    statement = (select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
+                 .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
+                        Turn.outcome != "pending").order_by(Turn.id.desc()).limit(limit))
+    top = db.session.scalar(select(func.max(Turn.id)))
+    for times in NEWEST_WINDOWS:
+        if top is None or top - times * limit < 1:
+            break
+        ids = list(db.session.scalars(statement.where(Turn.id > top - times * limit)))
+        if len(ids) == limit:
+            return ids
+    return list(db.session.scalars(statement))
+
+
 def describe_turn(turn: Turn, conversation: Conversation) -> str:
     answer = turn.answer if len(turn.answer) <= ANSWER_CHARS else turn.answer[:ANSWER_CHARS] + "…"
     return (f"on {turn.created_at:%Y-%m-%d} (“{conversation.title}”) you asked “{turn.question}” "
@@ -62,10 +81,7 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     scores = turn_scores(user, query, pool)
-    recent_ids = list(db.session.scalars(
-        select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
-        .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-               Turn.outcome != "pending").order_by(Turn.id.desc()).limit(max(pool // 2, 1))))
+    recent_ids = newest_turn_ids(user, max(pool // 2, 1))
     ranked, mode = rank_hybrid(embedding, [], recent_ids, turn_vectors, config, limit,
                                keyword_scores=scores)
     rows = {t.id: (t, c) for t, c in db.session.execute(

@@ -1,0 +1,58 @@
+"""What a search reads stays bounded by the pool, and the shortcuts find exactly the same rows."""
+from datetime import datetime
+
+import pytest
+from sqlalchemy import insert, select
+
+from webapp.extensions import db
+from webapp.memories import history
+from webapp.memories.history import newest_turn_ids
+from webapp.models import Conversation, Turn
+from webapp.storage import create_conversation
+
+
+def add_turns(conversations, count: int) -> None:
+    """`count` turns spread over the conversations in turn (ids interleave between people); every
+    seventh one still pending."""
+    first = (db.session.scalar(select(db.func.max(Turn.id))) or 0) + 1
+    seqs = {c.id: 0 for c in conversations}
+    rows = []
+    for i in range(count):
+        conversation = conversations[i % len(conversations)]
+        rows.append({"id": first + i, "conversation_id": conversation.id,
+                     "seq": seqs[conversation.id], "messages": [], "compact": [],
+                     "outcome": "pending" if i % 7 == 3 else "answered",
+                     "question": f"question {i}", "answer": "answer",
+                     "created_at": datetime(2026, 1, 1)})
+        seqs[conversation.id] += 1
+    db.session.execute(insert(Turn), rows)
+    db.session.commit()
+
+
+def every_newest(user, limit: int) -> list[int]:
+    """The plain statement: all of the person's finished turns, sorted."""
+    return list(db.session.scalars(
+        select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
+        .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
+               Turn.outcome != "pending").order_by(Turn.id.desc()).limit(limit)))
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5, 9, 40, 300])
+def test_the_newest_turns_are_those_of_sorting_them_all(app, alex, sam, limit):
+    add_turns([create_conversation(alex), create_conversation(sam), create_conversation(alex),
+               create_conversation(sam), create_conversation(sam)], 120)
+    for user in (alex, sam):
+        assert newest_turn_ids(user, limit) == every_newest(user, limit)
+
+
+def test_a_window_short_of_the_limit_reads_further_back(app, alex, sam, monkeypatch):
+    mine = create_conversation(alex)
+    add_turns([mine], 6)
+    add_turns([create_conversation(sam)], 200)  # everyone else's turns came after
+    monkeypatch.setattr(history, "NEWEST_WINDOWS", (1, 2))
+    assert newest_turn_ids(alex, 4) == every_newest(alex, 4) != []
+    assert newest_turn_ids(alex, 50) == every_newest(alex, 50)
+
+
+def test_nobody_has_turns_yet(app, alex):
+    assert newest_turn_ids(alex, 10) == []
