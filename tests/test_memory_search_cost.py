@@ -56,3 +56,27 @@ def test_a_window_short_of_the_limit_reads_further_back(app, alex, sam, monkeypa
 
 def test_nobody_has_turns_yet(app, alex):
     assert newest_turn_ids(alex, 10) == []
+
+
+def test_keyword_candidates_bring_their_vectors_and_the_newest_turns_theirs(app, alex):
+    """One turn found by keywords (its vector read with it), one only by meaning among the newest
+    (its vector read apart), one by keywords without a vector at all."""
+    from webapp.memories.history import search_turns
+    from webapp.memories.keywords import turn_matches
+    from webapp.memories.models import TurnVector
+    from .support import ask
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    ask(alex, "My parcel should go to the back door.")
+    ask(alex, "Please leave deliveries with the neighbour at number 12.")
+    _, bare, _ = ask(alex, "Is the parcel insured?")
+    db.session.execute(db.delete(TurnVector).where(TurnVector.turn_id == bare.turns[0].id))
+    db.session.commit()
+    scores, rows = turn_matches(alex, "parcel", 50)
+    assert {row[0] for row in rows} == set(scores) and len(rows) == 2
+    assert [row[1] is None for row in sorted(rows)] == [False, True]
+    results, mode = search_turns(alex, "where should the parcel be left", app.config, limit=3)
+    by_question = {r["question"]: r["why"] for r in results}
+    assert mode == "hybrid" and len(by_question) == 3
+    assert by_question["Is the parcel insured?"].startswith("no vector")
+    assert "keyword" not in by_question["Please leave deliveries with the neighbour at number 12."]
+    assert "keyword rank" in by_question["My parcel should go to the back door."]

@@ -4,7 +4,7 @@ from sqlalchemy import func, select
 from ..extensions import db
 from ..models import Conversation, Turn
 from .embeddings import QueryEmbedding, embed_many
-from .keywords import turn_scores
+from .keywords import turn_matches
 from .models import TurnVector
 from .recall import rank_hybrid
 
@@ -47,6 +47,8 @@ def embed_turns_in_batches(turn_ids: list[int], config, batch: int = EMBED_BATCH
 
 
 def turn_vectors(ids: list[int]):
+    if not ids:
+        return []
     return db.session.execute(select(TurnVector.turn_id, TurnVector.embedding,
                                      TurnVector.embedding_model)
                               .where(TurnVector.turn_id.in_(ids))).all()
@@ -80,9 +82,15 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
     """This person's own turns best first (never anybody else's), and the mode that ranked them."""
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
-    scores = turn_scores(user, query, pool)
+    scores, matches = turn_matches(user, query, pool)
     recent_ids = newest_turn_ids(user, max(pool // 2, 1))
-    ranked, mode = rank_hybrid(embedding, [], recent_ids, turn_vectors, config, limit,
+
+    def vectors(ids: list[int]):
+        """The keyword candidates came with their vectors: only the other new turns' are read."""
+        wanted, known = set(ids), {row[0] for row in matches}
+        return [*(row for row in matches if row[0] in wanted),
+                *turn_vectors([i for i in recent_ids if i in wanted and i not in known])]
+    ranked, mode = rank_hybrid(embedding, [], recent_ids, vectors, config, limit,
                                keyword_scores=scores)
     rows = {t.id: (t, c) for t, c in db.session.execute(
         select(Turn, Conversation).join(Conversation, Conversation.id == Turn.conversation_id)

@@ -13,7 +13,7 @@ from ..extensions import db
 from ..local_time import reader_zone, stored, wall_clock_now
 from ..models import Conversation, Turn
 from .dates import find_dates
-from .models import Memory
+from .models import Memory, TurnVector
 from .ranking import Candidate, ScopeStatistics, bm25_scores
 
 STOPWORDS = set("""a an the is are was were be been am i me my we our you your it its to of in on
@@ -43,6 +43,7 @@ class Indexed:
     columns: tuple  # selected for each candidate: id, text parts..., created_at
     scoped: Callable  # select -> the same select joined and filtered to the session's scope
     key: tuple | None = None  # names the scope, so its row count can be kept between searches
+    joined: Callable = lambda statement: statement  # what else a candidate row brings along
 
 
 def holding(indexed: Indexed, word: str, statement, name: str):
@@ -120,12 +121,13 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
         if len(found) >= limit:
             break
         statement, newest_first = holding(indexed, word, select(*indexed.columns), f"c{i}")
-        for row in db.session.execute(indexed.scoped(statement).order_by(newest_first)
-                                      .limit(limit - len(found))):
+        for row in db.session.execute(indexed.joined(indexed.scoped(statement))
+                                      .order_by(newest_first).limit(limit - len(found))):
             found.setdefault(row[0], row)
     if ranges:
-        for row in db.session.execute(indexed.scoped(select(*indexed.columns).where(
-                on_dates(indexed, ranges))).order_by(indexed.id.desc()).limit(limit)):
+        on_the_dates = indexed.scoped(select(*indexed.columns).where(on_dates(indexed, ranges)))
+        for row in db.session.execute(indexed.joined(on_the_dates).order_by(indexed.id.desc())
+                                      .limit(limit)):
             found.setdefault(row[0], row)
     return list(found.values())
 
@@ -165,21 +167,33 @@ def turns_indexed(user) -> Indexed:
         return statement.join(Conversation, Conversation.id == Turn.conversation_id).where(
             Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
             Conversation.deleted_at.is_(None), Turn.outcome != "pending")
+
+    def with_vector(statement):  # last, so the index still drives the query
+        return statement.outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
     return Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
-                   (Turn.id, Turn.question, Turn.answer, Turn.created_at), scoped,
-                   ("user", user.tenant_id, user.id))
+                   (Turn.id, Turn.question, Turn.answer, Turn.created_at, TurnVector.embedding,
+                    TurnVector.embedding_model), scoped, ("user", user.tenant_id, user.id),
+                   with_vector)
+
+
+def turn_matches(user, query: str, limit: int) -> tuple[dict[int, float], list]:
+    """({turn id: keyword score}, [(id, embedding, embedding_model)]) of this person's own
+    finished turns matching the query: the vectors come along, as with memory_matches. A question
+    about who said it ("what did you suggest…", "what did I tell you…") counts the words of that
+    speaker's side twice (a BM25F-style field weight)."""
+    sides = ("question", "answer")
+    if ASSISTANT_SAID.search(query or ""):
+        query = re.sub(r"\b(?:nimbus|assistant)\b", " ", query, flags=re.I)
+        sides = ("question", "answer", "answer")
+    elif CUSTOMER_SAID.search(query or ""):
+        sides = ("question", "question", "answer")
+
+    def text_of(row):
+        return "\n".join(getattr(row, side) for side in sides)
+    scores, rows = scored(turns_indexed(user), query, limit, text_of)
+    return scores, [(row.id, row.embedding, row.embedding_model) for row in rows.values()]
 
 
 def turn_scores(user, query: str, limit: int) -> dict[int, float]:
-    """{turn id: keyword score} of this person's own finished turns matching the query. A
-    question about who said it ("what did you suggest…", "what did I tell you…") counts the words
-    of that speaker's side twice (a BM25F-style field weight)."""
-    if ASSISTANT_SAID.search(query or ""):
-        query = re.sub(r"\b(?:nimbus|assistant)\b", " ", query, flags=re.I)
-        return scored(turns_indexed(user), query, limit,
-                      lambda row: f"{row.question}\n{row.answer}\n{row.answer}")[0]
-    if CUSTOMER_SAID.search(query or ""):
-        return scored(turns_indexed(user), query, limit,
-                      lambda row: f"{row.question}\n{row.question}\n{row.answer}")[0]
-    return scored(turns_indexed(user), query, limit,
-                  lambda row: f"{row.question}\n{row.answer}")[0]
+    """{turn id: keyword score} of this person's own finished turns matching the query."""
+    return turn_matches(user, query, limit)[0]
