@@ -80,3 +80,10 @@ def test_keyword_candidates_bring_their_vectors_and_the_newest_turns_theirs(app,
     assert by_question["Is the parcel insured?"].startswith("no vector")
     assert "keyword" not in by_question["Please leave deliveries with the neighbour at number 12."]
     assert "keyword rank" in by_question["My parcel should go to the back door."]
+
+
+def test_sqlite_reads_through_a_memory_map(app):
+    from webapp.database import SQLITE_MMAP_BYTES
+    with db.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA mmap_size").scalar() == SQLITE_MMAP_BYTES
+
