@@ -87,3 +87,32 @@ def test_sqlite_reads_through_a_memory_map(app):
     with db.engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA mmap_size").scalar() == SQLITE_MMAP_BYTES
 
+
+def test_words_are_the_same_in_ascii_and_in_any_other_text():
+    from webapp.memories.ranking import WORD, words_of
+    for text in ["The customer's e-mail, 2nd try_2!", "Café déjà-vu in der Straße", "İstanbul ΣΊΣΥΦΟΣ",
+                 "", None, "١٢٣ and 漢字 too"]:
+        assert words_of(text) == WORD.findall((text or "").lower())
+
+
+def test_a_terms_frequency_counts_every_spelling_that_stems_to_it():
+    from webapp.memories.ranking import Candidate, ScopeStatistics, bm25_scores
+    stats = ScopeStatistics(100, {"returns": 10})
+    once, thrice = Candidate(1, "a return of a parcel"), Candidate(2, "returned, returns, return")
+    scores = bm25_scores(["returns"], stats, [once, thrice, Candidate(3, "nothing here")])
+    assert set(scores) == {1, 2} and scores[2] > scores[1]
+
+
+def test_relevance_is_compared_to_nine_places_and_the_newer_wins_a_tie():
+    from webapp.memories.ranking import best_first
+    assert best_first({1: 0.5, 2: 0.5, 3: 0.5000000001, 4: 0.7, 5: -1.0}) == [4, 3, 2, 1, 5]
+    assert best_first({}) == []
+
+
+def test_vectors_of_one_length_stack_as_one_matrix_and_unequal_ones_fail_as_before():
+    import numpy as np
+    from webapp.memories.recall import stacked
+    rows = [np.arange(4, dtype=np.float32) + i for i in range(3)]
+    assert np.array_equal(stacked([r.tobytes() for r in rows]), np.vstack(rows))
+    with pytest.raises(ValueError):
+        stacked([rows[0].tobytes(), rows[1][:3].tobytes()])
