@@ -116,3 +116,17 @@ def test_vectors_of_one_length_stack_as_one_matrix_and_unequal_ones_fail_as_befo
     assert np.array_equal(stacked([r.tobytes() for r in rows]), np.vstack(rows))
     with pytest.raises(ValueError):
         stacked([rows[0].tobytes(), rows[1][:3].tobytes()])
+
+
+def test_candidate_rows_are_read_by_name_and_each_is_kept_once(app, alex):
+    from webapp.memories.keywords import candidates, memories_indexed
+    from webapp.memories.scopes import SessionScope
+    from webapp.memories.store import remember
+    app.config["NIMBUS_MEMORY_SEARCH"] = False
+    scope = SessionScope.for_user(alex)
+    first = remember(scope, "The parcel goes to the back door.", app.config, source="hand")[0]
+    remember(scope, "The parcel is insured.", app.config, source="hand")
+    rows = candidates(memories_indexed(scope.applies()), ["door", "parcel"], [], 10)
+    assert [row.id for row in rows] == [first.id, first.id + 1]  # the rarer word's first
+    assert rows[0].content == "The parcel goes to the back door." and rows[0][0] == first.id
+    assert rows[0].created_at is not None and rows[0].embedding is None

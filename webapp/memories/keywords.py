@@ -3,8 +3,9 @@ indexes are in keyword_index.py), scored by BM25 with the scope's own statistics
 """
 import re
 import time
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from sqlalchemy import and_, column, func, literal_column, or_, select, table, text
@@ -121,15 +122,27 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
         if len(found) >= limit:
             break
         statement, newest_first = holding(indexed, word, select(*indexed.columns), f"c{i}")
-        for row in db.session.execute(indexed.joined(indexed.scoped(statement))
-                                      .order_by(newest_first).limit(limit - len(found))):
-            found.setdefault(row[0], row)
+        keep(found, db.session.execute(indexed.joined(indexed.scoped(statement))
+                                       .order_by(newest_first).limit(limit - len(found))))
     if ranges:
         on_the_dates = indexed.scoped(select(*indexed.columns).where(on_dates(indexed, ranges)))
-        for row in db.session.execute(indexed.joined(on_the_dates).order_by(indexed.id.desc())
-                                      .limit(limit)):
-            found.setdefault(row[0], row)
+        keep(found, db.session.execute(indexed.joined(on_the_dates).order_by(indexed.id.desc())
+                                       .limit(limit)))
     return list(found.values())
+
+
+def keep(found: dict, result) -> None:
+    """Each new row, by id, as a named tuple: the same fields as the result's rows, read by name
+    at a tuple's speed (a Row's named access costs about a microsecond; hundreds per search)."""
+    record = row_type(tuple(result.keys()))
+    for row in result:
+        if row[0] not in found:
+            found[row[0]] = record._make(row)
+
+
+@lru_cache(maxsize=64)
+def row_type(fields: tuple[str, ...]):
+    return namedtuple("Found", fields, rename=True)
 
 
 def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int, float], dict]:
