@@ -6,7 +6,7 @@ from sqlalchemy import insert, select
 
 from webapp.extensions import db
 from webapp.memories import history
-from webapp.memories.history import newest_turn_ids
+from webapp.memories.history import newest_turns
 from webapp.models import Conversation, Turn
 from webapp.storage import create_conversation
 
@@ -27,6 +27,10 @@ def add_turns(conversations, count: int) -> None:
         seqs[conversation.id] += 1
     db.session.execute(insert(Turn), rows)
     db.session.commit()
+
+
+def newest_turn_ids(user, limit: int) -> list[int]:
+    return [row[0] for row in newest_turns(user, limit)]
 
 
 def every_newest(user, limit: int) -> list[int]:
@@ -59,8 +63,12 @@ def test_nobody_has_turns_yet(app, alex):
 
 
 def test_keyword_candidates_bring_their_vectors_and_the_newest_turns_theirs(app, alex):
+    check_vectors_come_along(app, alex)
+
+
+def check_vectors_come_along(app, alex):
     """One turn found by keywords (its vector read with it), one only by meaning among the newest
-    (its vector read apart), one by keywords without a vector at all."""
+    (its vector joined to them), one by keywords without a vector at all."""
     from webapp.memories.history import search_turns
     from webapp.memories.keywords import turn_matches
     from webapp.memories.models import TurnVector
@@ -80,6 +88,33 @@ def test_keyword_candidates_bring_their_vectors_and_the_newest_turns_theirs(app,
     assert by_question["Is the parcel insured?"].startswith("no vector")
     assert "keyword" not in by_question["Please leave deliveries with the neighbour at number 12."]
     assert "keyword rank" in by_question["My parcel should go to the back door."]
+
+
+@pytest.mark.slow  # needs PostgreSQL
+def test_the_same_newest_turns_and_vectors_on_postgresql(postgres_url, monkeypatch):
+    from sqlalchemy import text
+    from webapp import create_app
+    from webapp.accounts import find_user, seed_demo
+    from webapp.database import create_schema
+    app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
+                      "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
+    with app.app_context():
+        try:
+            create_schema()
+            seed_demo("demo")
+            alex, sam = find_user("alex@example.com"), find_user("sam@example.com")
+            assert db.session.scalar(text(
+                "SELECT count(*) FROM pg_indexes WHERE indexname = 'ix_turns_newest'")) == 1
+            check_vectors_come_along(app, alex)
+            add_turns([create_conversation(alex), create_conversation(sam),
+                       create_conversation(alex)], 90)
+            for limit in (1, 5, 9, 40, 300):
+                assert newest_turn_ids(alex, limit) == every_newest(alex, limit)
+            monkeypatch.setattr(history, "NEWEST_WINDOWS", (1, 2))
+            assert newest_turn_ids(sam, 20) == every_newest(sam, 20)
+        finally:
+            db.session.remove()
+            db.engine.dispose()
 
 
 def test_sqlite_reads_through_a_memory_map(app):

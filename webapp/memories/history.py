@@ -46,30 +46,29 @@ def embed_turns_in_batches(turn_ids: list[int], config, batch: int = EMBED_BATCH
         yield len(rows), store_turn_vectors(rows, config)
 
 
-def turn_vectors(ids: list[int]):
-    if not ids:
-        return []
-    return db.session.execute(select(TurnVector.turn_id, TurnVector.embedding,
-                                     TurnVector.embedding_model)
-                              .where(TurnVector.turn_id.in_(ids))).all()
-
-
-def newest_turn_ids(user, limit: int) -> list[int]:
-    """The person's `limit` newest finished turns, newest first. They lie in many conversations,
-    so ordering them all read and sorted every turn the person ever had; instead only turns above
-    an id are read (index ix_turns_newest), the id lowered until `limit` are found and at last
+def newest_turns(user, limit: int) -> list:
+    """The person's `limit` newest finished turns, newest first, each as (id, embedding,
+    embedding_model), the vector joined after the limit. They lie in many conversations, so
+    ordering them all read and sorted every turn the person ever had; instead only turns above an
+    id are read (index ix_turns_newest), the id lowered until `limit` are found and at last
     dropped: when a window holds `limit` of them no older turn can be among the newest."""
-    statement = (select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
+    def newest(*above):
+        found = (select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
                  .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-                        Turn.outcome != "pending").order_by(Turn.id.desc()).limit(limit))
+                        Turn.outcome != "pending", *above)
+                 .order_by(Turn.id.desc()).limit(limit).subquery())
+        rows = db.session.execute(select(found.c.id, TurnVector.embedding,
+                                         TurnVector.embedding_model)
+                                  .outerjoin(TurnVector, TurnVector.turn_id == found.c.id)).all()
+        return sorted(rows, key=lambda row: row[0], reverse=True)  # no sorter copying vectors
     top = db.session.scalar(select(func.max(Turn.id)))
     for times in NEWEST_WINDOWS:
         if top is None or top - times * limit < 1:
             break
-        ids = list(db.session.scalars(statement.where(Turn.id > top - times * limit)))
-        if len(ids) == limit:
-            return ids
-    return list(db.session.scalars(statement))
+        rows = newest(Turn.id > top - times * limit)
+        if len(rows) == limit:
+            return rows
+    return newest()
 
 
 def describe_turn(turn: Turn, conversation: Conversation) -> str:
@@ -83,14 +82,15 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     scores, matches = turn_matches(user, query, pool)
-    recent_ids = newest_turn_ids(user, max(pool // 2, 1))
+    recent = newest_turns(user, max(pool // 2, 1))
 
     def vectors(ids: list[int]):
-        """The keyword candidates came with their vectors: only the other new turns' are read."""
-        wanted, known = set(ids), {row[0] for row in matches}
-        return [*(row for row in matches if row[0] in wanted),
-                *turn_vectors([i for i in recent_ids if i in wanted and i not in known])]
-    ranked, mode = rank_hybrid(embedding, [], recent_ids, vectors, config, limit,
+        """Both candidate lists came with their vectors: no further query. Each turn once, by
+        id, as a query for them by id returned them (the similarities are the same to the bit)."""
+        wanted = set(ids)
+        return sorted({row[0]: row for row in [*matches, *recent] if row[0] in wanted
+                       and row[1] is not None}.values(), key=lambda row: row[0])
+    ranked, mode = rank_hybrid(embedding, [], [row[0] for row in recent], vectors, config, limit,
                                keyword_scores=scores)
     rows = {t.id: (t, c) for t, c in db.session.execute(
         select(Turn, Conversation).join(Conversation, Conversation.id == Turn.conversation_id)

@@ -194,17 +194,26 @@ def turn_matches(user, query: str, limit: int) -> tuple[dict[int, float], list]:
     finished turns matching the query: the vectors come along, as with memory_matches. A question
     about who said it ("what did you suggest…", "what did I tell you…") counts the words of that
     speaker's side twice (a BM25F-style field weight)."""
-    sides = ("question", "answer")
+    text_of = asked_and_answered
     if ASSISTANT_SAID.search(query or ""):
         query = re.sub(r"\b(?:nimbus|assistant)\b", " ", query, flags=re.I)
-        sides = ("question", "answer", "answer")
+        text_of = answer_twice
     elif CUSTOMER_SAID.search(query or ""):
-        sides = ("question", "question", "answer")
-
-    def text_of(row):
-        return "\n".join(getattr(row, side) for side in sides)
+        text_of = question_twice
     scores, rows = scored(turns_indexed(user), query, limit, text_of)
     return scores, [(row.id, row.embedding, row.embedding_model) for row in rows.values()]
+
+
+def asked_and_answered(row) -> str:
+    return f"{row.question}\n{row.answer}"
+
+
+def answer_twice(row) -> str:
+    return f"{row.question}\n{row.answer}\n{row.answer}"
+
+
+def question_twice(row) -> str:
+    return f"{row.question}\n{row.question}\n{row.answer}"
 
 
 def turn_scores(user, query: str, limit: int) -> dict[int, float]:
