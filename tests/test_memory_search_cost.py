@@ -141,7 +141,10 @@ def test_a_terms_frequency_counts_every_spelling_that_stems_to_it():
 def test_relevance_is_compared_to_nine_places_and_the_newer_wins_a_tie():
     from webapp.memories.ranking import best_first
     assert best_first({1: 0.5, 2: 0.5, 3: 0.5000000001, 4: 0.7, 5: -1.0}) == [4, 3, 2, 1, 5]
-    assert best_first({}) == []
+    assert best_first({}) == [] and best_first({7: 1.0}) == [7]
+    # 0.1 + 0.2 is 0.30000000000000004: equal to 0.3 at nine places, so the newer comes first
+    assert best_first({1: 0.1 + 0.2, 2: 0.3, 3: 0.3 + 3e-9, 4: 0.29, 5: 0.0}) == [3, 2, 1, 4, 5]
+    assert best_first({1: float("inf"), 2: 0.3, 3: 0.1 + 0.2}) == [1, 3, 2]
 
 
 def test_vectors_of_one_length_stack_as_one_matrix_and_unequal_ones_fail_as_before():

@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from math import log
 
+import numpy as np
 import Stemmer
 
 K1, B = 1.2, 0.75  # the usual BM25 constants
+# Scores rounded to nine places tie, so two closer than this may tie without being equal.
+NEAR = 2e-9
 WORD = re.compile(r"\w+")
 ASCII_WORD = re.compile(r"\w+", re.ASCII)  # the same words in ASCII text, without Unicode lookups
 _stemmer = Stemmer.Stemmer("english")
@@ -92,7 +95,30 @@ def within(moment, ranges) -> bool:
 
 
 def best_first(scores: dict[int, float]) -> list[int]:
-    """Relevance first; recency (the higher id) only breaks ties. (The keys are sorted as tuples,
-    without a key function: one call fewer per row, and ids are unique, so the order is the same.)"""
+    """Relevance first; recency (the higher id) only breaks ties; scores equal to nine places tie
+    (a fused score computed two ways differs in its last bits). Sorted in numpy by score, then
+    id: the same order, except within a run of scores less than NEAR apart and not all equal,
+    which is sorted again by the rounded score."""
+    if len(scores) < 2:
+        return list(scores)
+    ids = np.fromiter(scores.keys(), np.int64, len(scores))
+    values = np.fromiter(scores.values(), np.float64, len(scores))
+    order = np.lexsort((-ids, -values))
+    ranked = values[order]
+    if not np.isfinite(ranked).all():
+        return exactly_best_first(scores)
+    best, gaps = ids[order].tolist(), ranked[:-1] - ranked[1:]
+    close = gaps <= NEAR
+    if not (close & (gaps != 0)).any():
+        return best
+    start = 0
+    for end in [*np.flatnonzero(~close).tolist(), len(best) - 1]:  # runs end where a gap is wide
+        if end > start and (gaps[start:end] != 0).any():
+            best[start:end + 1] = exactly_best_first({i: scores[i] for i in best[start:end + 1]})
+        start = end + 1
+    return best
+
+
+def exactly_best_first(scores: dict[int, float]) -> list[int]:
     return [-negated for _, negated in sorted([(-round(score, 9), -i)
                                                for i, score in scores.items()])]
