@@ -71,9 +71,10 @@ def newest_turns(user, limit: int) -> list:
     return newest()
 
 
-def describe_turn(turn: Turn, conversation: Conversation) -> str:
+def describe_turn(turn) -> str:
+    """A found turn in words: its question, answer, date and its conversation's title."""
     answer = turn.answer if len(turn.answer) <= ANSWER_CHARS else turn.answer[:ANSWER_CHARS] + "…"
-    return (f"on {turn.created_at:%Y-%m-%d} (“{conversation.title}”) you asked “{turn.question}” "
+    return (f"on {turn.created_at:%Y-%m-%d} (“{turn.title}”) you asked “{turn.question}” "
             f"and I answered “{answer}”")
 
 
@@ -92,14 +93,16 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
                        and row[1] is not None}.values(), key=lambda row: row[0])
     ranked, mode = rank_hybrid(embedding, [], [row[0] for row in recent], vectors, config, limit,
                                keyword_scores=scores)
-    rows = {t.id: (t, c) for t, c in db.session.execute(
-        select(Turn, Conversation).join(Conversation, Conversation.id == Turn.conversation_id)
+    rows = {row.id: row for row in db.session.execute(  # the columns shown, not whole turns
+        select(Turn.id, Turn.seq, Turn.question, Turn.answer, Turn.created_at,
+               Conversation.id.label("conversation_id"), Conversation.title)
+        .join(Conversation, Conversation.id == Turn.conversation_id)
         .where(Turn.id.in_([r.id for r in ranked]), Conversation.user_id == user.id))}
     results = []
     for r in ranked:
-        turn, conversation = rows[r.id]
-        results.append({"conversation_id": conversation.id, "title": conversation.title,
+        turn = rows[r.id]
+        results.append({"conversation_id": turn.conversation_id, "title": turn.title,
                         "turn": turn.seq, "question": turn.question, "answer": turn.answer,
                         "created_at": turn.created_at.isoformat(timespec="seconds"),
-                        "content": describe_turn(turn, conversation), "why": r.why})
+                        "content": describe_turn(turn), "why": r.why})
     return results, mode

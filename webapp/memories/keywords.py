@@ -176,10 +176,12 @@ def memory_matches(condition, query: str, limit: int, key: tuple | None = None
 
 
 def turns_indexed(user) -> Indexed:
-    def scoped(statement):
-        return statement.join(Conversation, Conversation.id == Turn.conversation_id).where(
-            Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-            Conversation.deleted_at.is_(None), Turn.outcome != "pending")
+    of_its_conversation = Conversation.id == Turn.conversation_id
+    own = and_(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
+               Conversation.deleted_at.is_(None), Turn.outcome != "pending")
+
+    def scoped(statement):  # the conditions are built once, not for every statement
+        return statement.join(Conversation, of_its_conversation).where(own)
 
     def with_vector(statement):  # last, so the index still drives the query
         return statement.outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
