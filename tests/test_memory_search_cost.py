@@ -168,3 +168,25 @@ def test_candidate_rows_are_read_by_name_and_each_is_kept_once(app, alex):
     assert [row.id for row in rows] == [first.id, first.id + 1]  # the rarer word's first
     assert rows[0].content == "The parcel goes to the back door." and rows[0][0] == first.id
     assert rows[0].created_at is not None and rows[0].embedding is None
+
+
+def test_one_statement_counts_the_scope_its_words_and_what_was_added_since(app, alex):
+    """Between 1,000 and 2,000 rows a word's count stops at half the scope (then it is left out),
+    as if its count had stopped there; rows added later top the scope's count up."""
+    from webapp.memories.keywords import memories_indexed, statistics
+    from webapp.memories.models import Memory
+    from webapp.memories.scopes import SessionScope
+
+    def add(count, text_of):
+        db.session.execute(insert(Memory), [
+            {"tenant_id": alex.tenant_id, "subject_id": alex.id, "source": "hand",
+             "content": text_of(i)} for i in range(count)])
+        db.session.commit()
+    add(1200, lambda i: f"note {i}" + (" parcel" if i < 700 else "") + (" door" if i < 500 else ""))
+    scope = SessionScope.for_user(alex)
+    indexed = memories_indexed(scope.applies(), key=("test", alex.id))
+    stats = statistics(indexed, ["parcel", "door"], [])
+    assert stats.rows == 1200 and stats.holding == {"door": 500}  # parcel: 700 > half, left out
+    add(900, lambda i: f"later note {i}")
+    stats = statistics(indexed, ["parcel", "door"], [])
+    assert stats.rows == 2100 and stats.holding == {"parcel": 700, "door": 500}

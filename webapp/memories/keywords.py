@@ -64,46 +64,59 @@ def on_dates(indexed: Indexed, ranges):
 
 
 def scope_rows(indexed: Indexed) -> int:
-    """Rows in the scope. A named scope is counted once, then topped up with the rows added since
-    (a range on the id index), and recounted every RECOUNT_SECONDS so deletions show: the count
-    only feeds IDF, and counting every row on every search grew with the scope."""
-    def count(*conditions):
-        rows, top = db.session.execute(indexed.scoped(
-            select(func.count(), func.max(indexed.id)).select_from(indexed.id.table)
-            .where(*conditions))).one()
-        return rows or 0, top
-    if indexed.key is None:
-        return count()[0]
-    key = (str(db.engine.url), indexed.fts_name, indexed.key)
-    known, now = TOTALS.get(key), time.monotonic()
-    if known is None or now - known[2] > RECOUNT_SECONDS or known[1] is None:
-        rows, top = count()
-        counted = now
-    else:
-        rows, top = count(indexed.id > known[1])
-        rows, top, counted = known[0] + rows, top or known[1], known[2]
-    TOTALS[key] = (rows, top, counted)
-    TOTALS.move_to_end(key)
-    while len(TOTALS) > 10_000:
-        TOTALS.popitem(last=False)
-    return rows
+    """Rows in the scope (statistics counts them in its own statement)."""
+    counted, finish = row_count(indexed)
+    return finish(*db.session.execute(select(counted.c.scope_rows, counted.c.scope_top)).one())
+
+
+def row_count(indexed: Indexed) -> tuple:
+    """(a subquery of one row, scope_rows and scope_top, and the function that turns its values
+    into the scope's row count). A named scope is counted once, then topped up with the rows
+    added since (a range on the id index), and recounted every RECOUNT_SECONDS so deletions show:
+    the count only feeds IDF, and counting every row on every search grew with the scope."""
+    key = None if indexed.key is None else (str(db.engine.url), indexed.fts_name, indexed.key)
+    known, now = TOTALS.get(key) if key else None, time.monotonic()
+    again = key is None or known is None or now - known[2] > RECOUNT_SECONDS or known[1] is None
+    counted = indexed.scoped(
+        select(func.count().label("scope_rows"), func.max(indexed.id).label("scope_top"))
+        .select_from(indexed.id.table).where(*([] if again else [indexed.id > known[1]]))
+    ).subquery()
+
+    def finish(rows, top) -> int:
+        rows = rows or 0
+        if key is None:
+            return rows
+        if again:
+            TOTALS[key] = (rows, top, now)
+        else:
+            TOTALS[key] = (known[0] + rows, top or known[1], known[2])
+        TOTALS.move_to_end(key)
+        while len(TOTALS) > 10_000:
+            TOTALS.popitem(last=False)
+        return TOTALS[key][0]
+    return counted, finish
 
 
 def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
-    """The scope's row count, then how many of its rows hold each word (up to COUNT_CAP) and fall
-    on the dates (one statement, driven by the index)."""
-    total = scope_rows(indexed)
-    half = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
-    cap = min(half or COUNT_CAP, COUNT_CAP)
+    """The scope's row count, how many of its rows hold each word (up to COUNT_CAP, or half the
+    scope) and how many fall on the dates: one statement, each count driven by the index. The
+    counts stop at COUNT_CAP and are cut to half the scope once its count is known, the same
+    figure as stopping there."""
+    counted, finish = row_count(indexed)
 
     def count(rows, order):  # the order makes SQLite walk the index, not the scope
         return select(func.count()).select_from(
-            indexed.scoped(rows).order_by(order).limit(cap).subquery()).scalar_subquery()
+            indexed.scoped(rows).order_by(order).limit(COUNT_CAP).subquery()).scalar_subquery()
     base = select(indexed.id).select_from(indexed.id.table)
     counts = [count(*holding(indexed, word, base, f"w{i}")) for i, word in enumerate(words)]
     if ranges:
         counts.append(count(base.where(on_dates(indexed, ranges)), indexed.id.desc()))
-    found = list(db.session.execute(select(*counts)).one()) if counts else []
+    rows, top, *found = db.session.execute(
+        select(counted.c.scope_rows, counted.c.scope_top, *counts)).one()
+    total = finish(rows, top)
+    half = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
+    cap = min(half or COUNT_CAP, COUNT_CAP)
+    found = [min(n, cap) for n in found]
     held = dict(zip(words, found))
     total = max([total, *found])  # a count kept from before a purge never undercuts a word's
     stats = ScopeStatistics(total, held, found[-1] if ranges else 0, list(ranges))
