@@ -118,6 +118,9 @@ class Turn(db.Model):
         Index("ix_turns_costs", "conversation_id", "seq", "outcome", "prompt_tokens",
               "context_tokens", "resend_tokens"),
         Index("ix_turns_outcome", "conversation_id", "outcome", "seq"),  # the few pending ones
+        # A person's newest finished turns, read from above an id without their older ones
+        # (conversation search, memories/history.py).
+        Index("ix_turns_newest", "conversation_id", "id", "outcome"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[str] = mapped_column(

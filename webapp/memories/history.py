@@ -1,15 +1,16 @@
 """Conversation search: the same hybrid ranking over a person's own past turns (question + answer)."""
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ..extensions import db
 from ..models import Conversation, Turn
 from .embeddings import QueryEmbedding, embed_many
-from .keywords import turn_scores
+from .keywords import turn_matches
 from .models import TurnVector
 from .recall import rank_hybrid
 
 ANSWER_CHARS = 300
 EMBED_BATCH = 256  # turns per model batch and commit when many are embedded
+NEWEST_WINDOWS = (4, 32)  # id windows tried for a person's newest turns, times the limit
 
 
 def turn_text(turn: Turn) -> str:
@@ -45,15 +46,35 @@ def embed_turns_in_batches(turn_ids: list[int], config, batch: int = EMBED_BATCH
         yield len(rows), store_turn_vectors(rows, config)
 
 
-def turn_vectors(ids: list[int]):
-    return db.session.execute(select(TurnVector.turn_id, TurnVector.embedding,
-                                     TurnVector.embedding_model)
-                              .where(TurnVector.turn_id.in_(ids))).all()
+def newest_turns(user, limit: int) -> list:
+    """The person's `limit` newest finished turns, newest first, each as (id, embedding,
+    embedding_model), the vector joined after the limit. They lie in many conversations, so
+    ordering them all read and sorted every turn the person ever had; instead only turns above an
+    id are read (index ix_turns_newest), the id lowered until `limit` are found and at last
+    dropped: when a window holds `limit` of them no older turn can be among the newest."""
+    def newest(*above):
+        found = (select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
+                 .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
+                        Turn.outcome != "pending", *above)
+                 .order_by(Turn.id.desc()).limit(limit).subquery())
+        rows = db.session.execute(select(found.c.id, TurnVector.embedding,
+                                         TurnVector.embedding_model)
+                                  .outerjoin(TurnVector, TurnVector.turn_id == found.c.id)).all()
+        return sorted(rows, key=lambda row: row[0], reverse=True)  # no sorter copying vectors
+    top = db.session.scalar(select(func.max(Turn.id)))
+    for times in NEWEST_WINDOWS:
+        if top is None or top - times * limit < 1:
+            break
+        rows = newest(Turn.id > top - times * limit)
+        if len(rows) == limit:
+            return rows
+    return newest()
 
 
-def describe_turn(turn: Turn, conversation: Conversation) -> str:
+def describe_turn(turn) -> str:
+    """A found turn in words: its question, answer, date and its conversation's title."""
     answer = turn.answer if len(turn.answer) <= ANSWER_CHARS else turn.answer[:ANSWER_CHARS] + "…"
-    return (f"on {turn.created_at:%Y-%m-%d} (“{conversation.title}”) you asked “{turn.question}” "
+    return (f"on {turn.created_at:%Y-%m-%d} (“{turn.title}”) you asked “{turn.question}” "
             f"and I answered “{answer}”")
 
 
@@ -61,21 +82,27 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
     """This person's own turns best first (never anybody else's), and the mode that ranked them."""
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
-    scores = turn_scores(user, query, pool)
-    recent_ids = list(db.session.scalars(
-        select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
-        .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-               Turn.outcome != "pending").order_by(Turn.id.desc()).limit(max(pool // 2, 1))))
-    ranked, mode = rank_hybrid(embedding, [], recent_ids, turn_vectors, config, limit,
+    scores, matches = turn_matches(user, query, pool)
+    recent = newest_turns(user, max(pool // 2, 1))
+
+    def vectors(ids: list[int]):
+        """Both candidate lists came with their vectors: no further query. Each turn once, by
+        id, as a query for them by id returned them (the similarities are the same to the bit)."""
+        wanted = set(ids)
+        return sorted({row[0]: row for row in [*matches, *recent] if row[0] in wanted
+                       and row[1] is not None}.values(), key=lambda row: row[0])
+    ranked, mode = rank_hybrid(embedding, [], [row[0] for row in recent], vectors, config, limit,
                                keyword_scores=scores)
-    rows = {t.id: (t, c) for t, c in db.session.execute(
-        select(Turn, Conversation).join(Conversation, Conversation.id == Turn.conversation_id)
+    rows = {row.id: row for row in db.session.execute(  # the columns shown, not whole turns
+        select(Turn.id, Turn.seq, Turn.question, Turn.answer, Turn.created_at,
+               Conversation.id.label("conversation_id"), Conversation.title)
+        .join(Conversation, Conversation.id == Turn.conversation_id)
         .where(Turn.id.in_([r.id for r in ranked]), Conversation.user_id == user.id))}
     results = []
     for r in ranked:
-        turn, conversation = rows[r.id]
-        results.append({"conversation_id": conversation.id, "title": conversation.title,
+        turn = rows[r.id]
+        results.append({"conversation_id": turn.conversation_id, "title": turn.title,
                         "turn": turn.seq, "question": turn.question, "answer": turn.answer,
                         "created_at": turn.created_at.isoformat(timespec="seconds"),
-                        "content": describe_turn(turn, conversation), "why": r.why})
+                        "content": describe_turn(turn), "why": r.why})
     return results, mode

@@ -10,10 +10,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from math import log
 
+import numpy as np
 import Stemmer
 
 K1, B = 1.2, 0.75  # the usual BM25 constants
+# Scores rounded to nine places tie, so two closer than this may tie without being equal.
+NEAR = 2e-9
 WORD = re.compile(r"\w+")
+ASCII_WORD = re.compile(r"\w+", re.ASCII)  # the same words in ASCII text, without Unicode lookups
 _stemmer = Stemmer.Stemmer("english")
 
 
@@ -22,8 +26,13 @@ def stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
+def words_of(text: str) -> list[str]:
+    lowered = (text or "").lower()
+    return (ASCII_WORD if lowered.isascii() else WORD).findall(lowered)
+
+
 def terms(text: str) -> list[str]:
-    return [stem(w) for w in WORD.findall((text or "").lower())]
+    return [stem(w) for w in words_of(text)]
 
 
 def idf(rows: int, holding: int) -> float:
@@ -52,14 +61,15 @@ def bm25_scores(words: list[str], statistics: ScopeStatistics,
     weights = {stem(w): idf(statistics.rows, statistics.holding.get(w, 0)) for w in words
                if statistics.holding.get(w, 0)}
     date_weight = idf(statistics.rows, statistics.on_date) if statistics.on_date else 0.0
-    documents = [(c, terms(c.text)) for c in candidates]
+    documents = [(c, words_of(c.text)) for c in candidates]
+    forms = spellings(weights, documents)
     average = sum(len(t) for _, t in documents) / max(len(documents), 1) or 1.0
     scores = {}
     for candidate, tokens in documents:
         norm = K1 * (1 - B + B * len(tokens) / average)
         score = 0.0
         for term, weight in weights.items():
-            tf = tokens.count(term)
+            tf = sum(map(tokens.count, forms[term]))
             if tf:
                 score += weight * tf * (K1 + 1) / (tf + norm)
         if date_weight and within(candidate.created_at, statistics.dates):
@@ -69,10 +79,46 @@ def bm25_scores(words: list[str], statistics: ScopeStatistics,
     return scores
 
 
+def spellings(weights: dict[str, float], documents) -> dict[str, list[str]]:
+    """{query term: the words of the documents stemming to it}: each distinct word is stemmed
+    once, and a term's frequency is the count of its spellings, not of every word stemmed."""
+    forms = {term: [] for term in weights}
+    for word in set().union(*(tokens for _, tokens in documents)) if weights else ():
+        term = stem(word)
+        if term in forms:
+            forms[term].append(word)
+    return forms
+
+
 def within(moment, ranges) -> bool:
     return moment is not None and any(start <= moment < end for start, end in ranges)
 
 
 def best_first(scores: dict[int, float]) -> list[int]:
-    """Relevance first; recency (the higher id) only breaks ties."""
-    return sorted(scores, key=lambda i: (-round(scores[i], 9), -i))
+    """Relevance first; recency (the higher id) only breaks ties; scores equal to nine places tie
+    (a fused score computed two ways differs in its last bits). Sorted in numpy by score, then
+    id: the same order, except within a run of scores less than NEAR apart and not all equal,
+    which is sorted again by the rounded score."""
+    if len(scores) < 2:
+        return list(scores)
+    ids = np.fromiter(scores.keys(), np.int64, len(scores))
+    values = np.fromiter(scores.values(), np.float64, len(scores))
+    order = np.lexsort((-ids, -values))
+    ranked = values[order]
+    if not np.isfinite(ranked).all():
+        return exactly_best_first(scores)
+    best, gaps = ids[order].tolist(), ranked[:-1] - ranked[1:]
+    close = gaps <= NEAR
+    if not (close & (gaps != 0)).any():
+        return best
+    start = 0
+    for end in [*np.flatnonzero(~close).tolist(), len(best) - 1]:  # runs end where a gap is wide
+        if end > start and (gaps[start:end] != 0).any():
+            best[start:end + 1] = exactly_best_first({i: scores[i] for i in best[start:end + 1]})
+        start = end + 1
+    return best
+
+
+def exactly_best_first(scores: dict[int, float]) -> list[int]:
+    return [-negated for _, negated in sorted([(-round(score, 9), -i)
+                                               for i, score in scores.items()])]

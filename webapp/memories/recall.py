@@ -42,10 +42,12 @@ def fused(keyword_rank: dict[int, int], similarity_rank: dict[int, int], weight:
     """Weighted reciprocal-rank fusion: weight / (K + keyword rank) + (1 - weight) / (K +
     similarity rank), a missing signal adding nothing. Ranks, not scores: BM25 and cosine live on
     scales that move with the query, the scope and the model, ranks do not."""
-    def share(rank: int | None, of: float) -> float:
-        return of / (RRF_K + rank) if rank else 0.0
-    return {i: share(keyword_rank.get(i), weight) + share(similarity_rank.get(i), 1 - weight)
-            for i in set(keyword_rank) | set(similarity_rank)}
+    rest, fused_ = 1 - weight, {}
+    for i in keyword_rank.keys() | similarity_rank.keys():
+        by_keyword, by_similarity = keyword_rank.get(i), similarity_rank.get(i)
+        fused_[i] = ((weight / (RRF_K + by_keyword) if by_keyword else 0.0)
+                     + (rest / (RRF_K + by_similarity) if by_similarity else 0.0))
+    return fused_
 
 
 def rank_hybrid(embedding: QueryEmbedding, keyword_ids: list[int], recent_ids: list[int],
@@ -67,7 +69,7 @@ def rank_hybrid(embedding: QueryEmbedding, keyword_ids: list[int], recent_ids: l
         rows = [(id_, data) for id_, data, model in load_vectors(candidates)
                 if data and model == embedder.name]
         if rows:
-            matrix = np.vstack([from_bytes(data) for _, data in rows])
+            matrix = stacked([data for _, data in rows])
             similarity = dict(zip((id_ for id_, _ in rows), (matrix @ query_vector).tolist()))
     except EmbedderUnavailable as error:
         if embedder is not None:
@@ -83,6 +85,14 @@ def rank_hybrid(embedding: QueryEmbedding, keyword_ids: list[int], recent_ids: l
         best = best_first(keyword)
     return [Ranked(i, why(i, keyword_rank, similarity, mode), similarity.get(i))
             for i in best[:limit]], mode
+
+
+def stacked(blobs: list[bytes]) -> np.ndarray:
+    """One row per vector: the bytes joined and read once, rather than an array made per row
+    and copied again into the matrix (vectors of unequal length stack as before, and fail so)."""
+    if len({len(blob) for blob in blobs}) == 1:
+        return from_bytes(b"".join(blobs)).reshape(len(blobs), -1)
+    return np.vstack([from_bytes(blob) for blob in blobs])
 
 
 def why(id_, keyword_rank, similarity, mode) -> str:

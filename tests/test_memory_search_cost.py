@@ -1,0 +1,192 @@
+"""What a search reads stays bounded by the pool, and the shortcuts find exactly the same rows."""
+from datetime import datetime
+
+import pytest
+from sqlalchemy import insert, select
+
+from webapp.extensions import db
+from webapp.memories import history
+from webapp.memories.history import newest_turns
+from webapp.models import Conversation, Turn
+from webapp.storage import create_conversation
+
+
+def add_turns(conversations, count: int) -> None:
+    """`count` turns spread over the conversations in turn (ids interleave between people); every
+    seventh one still pending."""
+    first = (db.session.scalar(select(db.func.max(Turn.id))) or 0) + 1
+    seqs = {c.id: 0 for c in conversations}
+    rows = []
+    for i in range(count):
+        conversation = conversations[i % len(conversations)]
+        rows.append({"id": first + i, "conversation_id": conversation.id,
+                     "seq": seqs[conversation.id], "messages": [], "compact": [],
+                     "outcome": "pending" if i % 7 == 3 else "answered",
+                     "question": f"question {i}", "answer": "answer",
+                     "created_at": datetime(2026, 1, 1)})
+        seqs[conversation.id] += 1
+    db.session.execute(insert(Turn), rows)
+    db.session.commit()
+
+
+def newest_turn_ids(user, limit: int) -> list[int]:
+    return [row[0] for row in newest_turns(user, limit)]
+
+
+def every_newest(user, limit: int) -> list[int]:
+    """The plain statement: all of the person's finished turns, sorted."""
+    return list(db.session.scalars(
+        select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
+        .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
+               Turn.outcome != "pending").order_by(Turn.id.desc()).limit(limit)))
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5, 9, 40, 300])
+def test_the_newest_turns_are_those_of_sorting_them_all(app, alex, sam, limit):
+    add_turns([create_conversation(alex), create_conversation(sam), create_conversation(alex),
+               create_conversation(sam), create_conversation(sam)], 120)
+    for user in (alex, sam):
+        assert newest_turn_ids(user, limit) == every_newest(user, limit)
+
+
+def test_a_window_short_of_the_limit_reads_further_back(app, alex, sam, monkeypatch):
+    mine = create_conversation(alex)
+    add_turns([mine], 6)
+    add_turns([create_conversation(sam)], 200)  # everyone else's turns came after
+    monkeypatch.setattr(history, "NEWEST_WINDOWS", (1, 2))
+    assert newest_turn_ids(alex, 4) == every_newest(alex, 4) != []
+    assert newest_turn_ids(alex, 50) == every_newest(alex, 50)
+
+
+def test_nobody_has_turns_yet(app, alex):
+    assert newest_turn_ids(alex, 10) == []
+
+
+def test_keyword_candidates_bring_their_vectors_and_the_newest_turns_theirs(app, alex):
+    check_vectors_come_along(app, alex)
+
+
+def check_vectors_come_along(app, alex):
+    """One turn found by keywords (its vector read with it), one only by meaning among the newest
+    (its vector joined to them), one by keywords without a vector at all."""
+    from webapp.memories.history import search_turns
+    from webapp.memories.keywords import turn_matches
+    from webapp.memories.models import TurnVector
+    from .support import ask
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    ask(alex, "My parcel should go to the back door.")
+    ask(alex, "Please leave deliveries with the neighbour at number 12.")
+    _, bare, _ = ask(alex, "Is the parcel insured?")
+    db.session.execute(db.delete(TurnVector).where(TurnVector.turn_id == bare.turns[0].id))
+    db.session.commit()
+    scores, rows = turn_matches(alex, "parcel", 50)
+    assert {row[0] for row in rows} == set(scores) and len(rows) == 2
+    assert [row[1] is None for row in sorted(rows)] == [False, True]
+    results, mode = search_turns(alex, "where should the parcel be left", app.config, limit=3)
+    by_question = {r["question"]: r["why"] for r in results}
+    assert mode == "hybrid" and len(by_question) == 3
+    assert by_question["Is the parcel insured?"].startswith("no vector")
+    assert "keyword" not in by_question["Please leave deliveries with the neighbour at number 12."]
+    assert "keyword rank" in by_question["My parcel should go to the back door."]
+
+
+@pytest.mark.slow  # needs PostgreSQL
+def test_the_same_newest_turns_and_vectors_on_postgresql(postgres_url, monkeypatch):
+    from sqlalchemy import text
+    from webapp import create_app
+    from webapp.accounts import find_user, seed_demo
+    from webapp.database import create_schema
+    app = create_app({"TESTING": True, "DATABASE_URL": postgres_url,
+                      "NIMBUS_OFFLINE_WORDS_PER_SECOND": 0})
+    with app.app_context():
+        try:
+            create_schema()
+            seed_demo("demo")
+            alex, sam = find_user("alex@example.com"), find_user("sam@example.com")
+            assert db.session.scalar(text(
+                "SELECT count(*) FROM pg_indexes WHERE indexname = 'ix_turns_newest'")) == 1
+            check_vectors_come_along(app, alex)
+            add_turns([create_conversation(alex), create_conversation(sam),
+                       create_conversation(alex)], 90)
+            for limit in (1, 5, 9, 40, 300):
+                assert newest_turn_ids(alex, limit) == every_newest(alex, limit)
+            monkeypatch.setattr(history, "NEWEST_WINDOWS", (1, 2))
+            assert newest_turn_ids(sam, 20) == every_newest(sam, 20)
+        finally:
+            db.session.remove()
+            db.engine.dispose()
+
+
+def test_sqlite_reads_through_a_memory_map(app):
+    from webapp.database import SQLITE_MMAP_BYTES
+    with db.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA mmap_size").scalar() == SQLITE_MMAP_BYTES
+
+
+def test_words_are_the_same_in_ascii_and_in_any_other_text():
+    from webapp.memories.ranking import WORD, words_of
+    for text in ["The customer's e-mail, 2nd try_2!", "Café déjà-vu in der Straße", "İstanbul ΣΊΣΥΦΟΣ",
+                 "", None, "١٢٣ and 漢字 too"]:
+        assert words_of(text) == WORD.findall((text or "").lower())
+
+
+def test_a_terms_frequency_counts_every_spelling_that_stems_to_it():
+    from webapp.memories.ranking import Candidate, ScopeStatistics, bm25_scores
+    stats = ScopeStatistics(100, {"returns": 10})
+    once, thrice = Candidate(1, "a return of a parcel"), Candidate(2, "returned, returns, return")
+    scores = bm25_scores(["returns"], stats, [once, thrice, Candidate(3, "nothing here")])
+    assert set(scores) == {1, 2} and scores[2] > scores[1]
+
+
+def test_relevance_is_compared_to_nine_places_and_the_newer_wins_a_tie():
+    from webapp.memories.ranking import best_first
+    assert best_first({1: 0.5, 2: 0.5, 3: 0.5000000001, 4: 0.7, 5: -1.0}) == [4, 3, 2, 1, 5]
+    assert best_first({}) == [] and best_first({7: 1.0}) == [7]
+    # 0.1 + 0.2 is 0.30000000000000004: equal to 0.3 at nine places, so the newer comes first
+    assert best_first({1: 0.1 + 0.2, 2: 0.3, 3: 0.3 + 3e-9, 4: 0.29, 5: 0.0}) == [3, 2, 1, 4, 5]
+    assert best_first({1: float("inf"), 2: 0.3, 3: 0.1 + 0.2}) == [1, 3, 2]
+
+
+def test_vectors_of_one_length_stack_as_one_matrix_and_unequal_ones_fail_as_before():
+    import numpy as np
+    from webapp.memories.recall import stacked
+    rows = [np.arange(4, dtype=np.float32) + i for i in range(3)]
+    assert np.array_equal(stacked([r.tobytes() for r in rows]), np.vstack(rows))
+    with pytest.raises(ValueError):
+        stacked([rows[0].tobytes(), rows[1][:3].tobytes()])
+
+
+def test_candidate_rows_are_read_by_name_and_each_is_kept_once(app, alex):
+    from webapp.memories.keywords import candidates, memories_indexed
+    from webapp.memories.scopes import SessionScope
+    from webapp.memories.store import remember
+    app.config["NIMBUS_MEMORY_SEARCH"] = False
+    scope = SessionScope.for_user(alex)
+    first = remember(scope, "The parcel goes to the back door.", app.config, source="hand")[0]
+    remember(scope, "The parcel is insured.", app.config, source="hand")
+    rows = candidates(memories_indexed(scope.applies()), ["door", "parcel"], [], 10)
+    assert [row.id for row in rows] == [first.id, first.id + 1]  # the rarer word's first
+    assert rows[0].content == "The parcel goes to the back door." and rows[0][0] == first.id
+    assert rows[0].created_at is not None and rows[0].embedding is None
+
+
+def test_one_statement_counts_the_scope_its_words_and_what_was_added_since(app, alex):
+    """Between 1,000 and 2,000 rows a word's count stops at half the scope (then it is left out),
+    as if its count had stopped there; rows added later top the scope's count up."""
+    from webapp.memories.keywords import memories_indexed, statistics
+    from webapp.memories.models import Memory
+    from webapp.memories.scopes import SessionScope
+
+    def add(count, text_of):
+        db.session.execute(insert(Memory), [
+            {"tenant_id": alex.tenant_id, "subject_id": alex.id, "source": "hand",
+             "content": text_of(i)} for i in range(count)])
+        db.session.commit()
+    add(1200, lambda i: f"note {i}" + (" parcel" if i < 700 else "") + (" door" if i < 500 else ""))
+    scope = SessionScope.for_user(alex)
+    indexed = memories_indexed(scope.applies(), key=("test", alex.id))
+    stats = statistics(indexed, ["parcel", "door"], [])
+    assert stats.rows == 1200 and stats.holding == {"door": 500}  # parcel: 700 > half, left out
+    add(900, lambda i: f"later note {i}")
+    stats = statistics(indexed, ["parcel", "door"], [])
+    assert stats.rows == 2100 and stats.holding == {"parcel": 700, "door": 500}
