@@ -1,13 +1,13 @@
 """turns newest index: a person's newest finished turns are read from above an id, not all sorted
 
-Revision ID: 0015_turns_newest_index
-Revises: 0014_turn_feedback
+Revision ID: 0016_turns_newest_index
+Revises: 0015_one_summary_failure
 """
 from alembic import op
 
 
-revision = '0015_turns_newest_index'
-down_revision = '0014_turn_feedback'
+revision = '0016_turns_newest_index'
+down_revision = '0015_one_summary_failure'
 branch_labels = None
 depends_on = None
 
