@@ -235,8 +235,11 @@ def test_a_background_call_never_cuts_a_chat(app, alex, target):
     chat_seconds = time.monotonic() - began
     worker.join(90)
     assert_well_formed(turn)
-    assert turn.outcome == "answered", turn.trace
+    # a reply that reached the output cap is the cap's doing (kept, marked cut off), not a cut
+    assert turn.outcome in ("answered", "cut_off"), turn.trace
     if "error" in background:  # the background call gave its slot up, and said so
         assert isinstance(background["error"], ProviderCancelled)
         assert "chat" in background["error"].reason
-    assert chat_seconds < 30
+    # never behind the background's 300 tokens: a fake answers at once, the real model in the
+    # time of its own reply (up to 200 tokens at 5 to 50 a second)
+    assert chat_seconds < (30 if target.fake else 90)
