@@ -9,6 +9,7 @@ folder, FTS5 index, all-MiniLM-L6-v2 vectors), then two recalls are timed:
 Vectors come from real MiniLM embeddings of 300 distinct sentences, each reused with a little
 noise, since embedding 11,100 texts one by one would take minutes and the ranking cost does not
 depend on the values. Run: .venv/bin/python bench/memory_search.py
+On a busy machine, bench/memory_search_against.py REV times the 10,000 rows against REV by turns.
 """
 import os
 import statistics

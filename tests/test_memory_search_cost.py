@@ -125,9 +125,17 @@ def test_sqlite_reads_through_a_memory_map(app):
 
 def test_words_are_the_same_in_ascii_and_in_any_other_text():
     from webapp.memories.ranking import WORD, words_of
-    for text in ["The customer's e-mail, 2nd try_2!", "Café déjà-vu in der Straße", "İstanbul ΣΊΣΥΦΟΣ",
-                 "", None, "١٢٣ and 漢字 too"]:
+    for text in ["The customer's e-mail, 2nd try_2!", "Café déjà-vu in der Straße",
+                 "İstanbul ΣΊΣΥΦΟΣ", "", None, "١٢٣ and 漢字 too"]:
         assert words_of(text) == WORD.findall((text or "").lower())
+
+
+def test_ascii_text_is_split_into_the_same_words_as_bytes():
+    from webapp.memories.ranking import WORD, tokens_of
+    for text in ["The Customer's e-mail,\t2nd try_2!\n", "Café déjà-vu", "", None, "a\x00b~c"]:
+        assert [w.decode() if isinstance(w, bytes) else w for w in tokens_of(text)] == \
+            WORD.findall((text or "").lower())
+    assert tokens_of("Parcel DOOR") == [b"parcel", b"door"] and tokens_of("Café") == ["café"]
 
 
 def test_a_terms_frequency_counts_every_spelling_that_stems_to_it():
@@ -136,6 +144,9 @@ def test_a_terms_frequency_counts_every_spelling_that_stems_to_it():
     once, thrice = Candidate(1, "a return of a parcel"), Candidate(2, "returned, returns, return")
     scores = bm25_scores(["returns"], stats, [once, thrice, Candidate(3, "nothing here")])
     assert set(scores) == {1, 2} and scores[2] > scores[1]
+    # the same word in ASCII and in other text: bytes in one, str in the other, counted in both
+    mixed = bm25_scores(["returns"], stats, [Candidate(1, "Return it"), Candidate(2, "Return à")])
+    assert mixed[1] == mixed[2] > 0
 
 
 def test_relevance_is_compared_to_nine_places_and_the_newer_wins_a_tie():

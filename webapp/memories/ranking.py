@@ -18,6 +18,9 @@ K1, B = 1.2, 0.75  # the usual BM25 constants
 NEAR = 2e-9
 WORD = re.compile(r"\w+")
 ASCII_WORD = re.compile(r"\w+", re.ASCII)  # the same words in ASCII text, without Unicode lookups
+# ASCII text in one pass: capitals lowered, every other byte but a word character a space.
+ASCII_SPLIT = bytes(c + 32 if 65 <= c <= 90 else c if c < 128 and (chr(c).isalnum() or c == 95)
+                    else 32 for c in range(256))
 _stemmer = Stemmer.Stemmer("english")
 
 
@@ -29,6 +32,14 @@ def stem(word: str) -> str:
 def words_of(text: str) -> list[str]:
     lowered = (text or "").lower()
     return (ASCII_WORD if lowered.isascii() else WORD).findall(lowered)
+
+
+def tokens_of(text: str) -> list:
+    """words_of() for scoring: as bytes from ASCII text (a translate and a split, no regex, no
+    lower()), as str from any other; a term counts the spellings of either kind."""
+    if text and text.isascii():
+        return text.encode().translate(ASCII_SPLIT).split()
+    return WORD.findall((text or "").lower())
 
 
 def terms(text: str) -> list[str]:
@@ -61,15 +72,17 @@ def bm25_scores(words: list[str], statistics: ScopeStatistics,
     weights = {stem(w): idf(statistics.rows, statistics.holding.get(w, 0)) for w in words
                if statistics.holding.get(w, 0)}
     date_weight = idf(statistics.rows, statistics.on_date) if statistics.on_date else 0.0
-    documents = [(c, words_of(c.text)) for c in candidates]
+    documents = [(c, tokens_of(c.text)) for c in candidates]
     forms = spellings(weights, documents)
     average = sum(len(t) for _, t in documents) / max(len(documents), 1) or 1.0
+    spelled = [(weight, forms[term]) for term, weight in weights.items()]
     scores = {}
     for candidate, tokens in documents:
         norm = K1 * (1 - B + B * len(tokens) / average)
         score = 0.0
-        for term, weight in weights.items():
-            tf = sum(map(tokens.count, forms[term]))
+        for weight, spelling in spelled:
+            tf = (tokens.count(spelling[0]) if len(spelling) == 1
+                  else sum(map(tokens.count, spelling)))
             if tf:
                 score += weight * tf * (K1 + 1) / (tf + norm)
         if date_weight and within(candidate.created_at, statistics.dates):
@@ -79,12 +92,12 @@ def bm25_scores(words: list[str], statistics: ScopeStatistics,
     return scores
 
 
-def spellings(weights: dict[str, float], documents) -> dict[str, list[str]]:
+def spellings(weights: dict[str, float], documents) -> dict[str, list]:
     """{query term: the words of the documents stemming to it}: each distinct word is stemmed
     once, and a term's frequency is the count of its spellings, not of every word stemmed."""
     forms = {term: [] for term in weights}
     for word in set().union(*(tokens for _, tokens in documents)) if weights else ():
-        term = stem(word)
+        term = stem(word.decode() if type(word) is bytes else word)
         if term in forms:
             forms[term].append(word)
     return forms
