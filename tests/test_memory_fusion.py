@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from webapp.memories.embeddings import EmbedderUnavailable, to_bytes
-from webapp.memories.recall import RRF_K, fused, rank_hybrid
+from webapp.memories.recall import RRF_K, fused, rank_hybrid, similarity_alone_may_place
 
 CONFIG = {"NIMBUS_MEMORY_MIN_SIMILARITY": 0.2, "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.5}
 
@@ -82,3 +82,18 @@ def test_fusion_adds_the_reciprocal_ranks_a_missing_signal_adds_nothing():
     assert scores[2] == pytest.approx(0.25 / (RRF_K + 2) + 0.75 / (RRF_K + 1))
     assert scores[3] == pytest.approx(0.75 / (RRF_K + 1))
     assert fused({}, {}, 0.5) == {}
+
+
+@pytest.mark.parametrize("weight", [0.3, 0.5, 0.8, 0.95])
+@pytest.mark.parametrize("limit", [1, 5, 10, 50])
+def test_the_newest_rows_are_skipped_only_when_no_row_without_a_keyword_hit_could_place(
+        weight, limit):
+    """The newest rows are read to offer rows found by similarity alone; once `limit` keyword
+    hits are found they are skipped only if the best such row (similarity rank 1) would still
+    rank below keyword rank `limit` (with any similarity rank of its own: none at worst)."""
+    config = {**CONFIG, "NIMBUS_MEMORY_KEYWORD_WEIGHT": weight}
+    keyword = {i: i for i in range(1, limit + 1)}  # ranks 1..limit
+    scores = fused(keyword, {0: 1}, weight)
+    cannot_place = scores[0] < scores[limit]
+    assert similarity_alone_may_place(limit, limit, config) is not cannot_place
+    assert similarity_alone_may_place(limit - 1, limit, config)  # fewer hits: always read

@@ -58,6 +58,16 @@ def test_a_window_short_of_the_limit_reads_further_back(app, alex, sam, monkeypa
     assert newest_turn_ids(alex, 50) == every_newest(alex, 50)
 
 
+def test_a_conversation_in_its_undo_window_offers_no_turns_by_similarity(app, alex):
+    kept, deleted = create_conversation(alex), create_conversation(alex)
+    add_turns([kept, deleted], 10)
+    deleted.deleted_at = datetime(2026, 1, 2)
+    db.session.commit()
+    turns = db.session.scalars(select(Turn.id).where(Turn.conversation_id == kept.id,
+                                                     Turn.outcome != "pending")).all()
+    assert sorted(newest_turn_ids(alex, 10), reverse=True) == sorted(turns, reverse=True)
+
+
 def test_nobody_has_turns_yet(app, alex):
     assert newest_turn_ids(alex, 10) == []
 

@@ -1,12 +1,13 @@
 """Conversation search: the same hybrid ranking over a person's own past turns (question + answer)."""
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from ..extensions import db
 from ..models import Conversation, Turn
 from .embeddings import QueryEmbedding, embed_many
-from .keywords import turn_matches
+from .keywords import own_turns, turn_matches
 from .models import TurnVector
-from .recall import rank_hybrid
+from .recall import rank_hybrid, similarity_alone_may_place
+from .statements import built, read
 
 ANSWER_CHARS = 300
 EMBED_BATCH = 256  # turns per model batch and commit when many are embedded
@@ -52,23 +53,36 @@ def newest_turns(user, limit: int) -> list:
     ordering them all read and sorted every turn the person ever had; instead only turns above an
     id are read (index ix_turns_newest), the id lowered until `limit` are found and at last
     dropped: when a window holds `limit` of them no older turn can be among the newest."""
-    def newest(*above):
-        found = (select(Turn.id).join(Conversation, Conversation.id == Turn.conversation_id)
-                 .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-                        Turn.outcome != "pending", *above)
-                 .order_by(Turn.id.desc()).limit(limit).subquery())
-        rows = db.session.execute(select(found.c.id, TurnVector.embedding,
-                                         TurnVector.embedding_model)
-                                  .outerjoin(TurnVector, TurnVector.turn_id == found.c.id)).all()
-        return sorted(rows, key=lambda row: row[0], reverse=True)  # no sorter copying vectors
-    top = db.session.scalar(select(func.max(Turn.id)))
+    values = {"scope_user": user.id, "scope_tenant": user.tenant_id, "row_limit": limit}
+    top = read(built(("newest turn",), lambda: select(func.max(Turn.id)))).scalar()
     for times in NEWEST_WINDOWS:
         if top is None or top - times * limit < 1:
             break
-        rows = newest(Turn.id > top - times * limit)
+        rows = read(built(("newest turns", "above"), lambda: newest(True)),
+                    {**values, "above": top - times * limit}).all()
         if len(rows) == limit:
-            return rows
-    return newest()
+            return sorted(rows, key=lambda row: row[0], reverse=True)
+    rows = read(built(("newest turns",), lambda: newest(False)), values).all()
+    return sorted(rows, key=lambda row: row[0], reverse=True)  # no sorter copying vectors
+
+
+def newest(above: bool):
+    """A person's newest finished turns (bound as in own_turns, and row_limit; with `above`,
+    only those above the bound id), with their vectors joined after the limit."""
+    found = (own_turns(select(Turn.id)).where(*[Turn.id > bindparam("above")] if above else [])
+             .order_by(Turn.id.desc()).limit(bindparam("row_limit")).subquery())
+    return (select(found.c.id, TurnVector.embedding, TurnVector.embedding_model)
+            .outerjoin(TurnVector, TurnVector.turn_id == found.c.id))
+
+
+def shown_turns():
+    """The columns a found turn is shown with (not whole turns), of the bound ids, if the bound
+    person's."""
+    return (select(Turn.id, Turn.seq, Turn.question, Turn.answer, Turn.created_at,
+                   Conversation.id.label("conversation_id"), Conversation.title)
+            .join(Conversation, Conversation.id == Turn.conversation_id)
+            .where(Turn.id.in_(bindparam("ids", expanding=True)),
+                   Conversation.user_id == bindparam("scope_user")))
 
 
 def describe_turn(turn) -> str:
@@ -83,7 +97,8 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     scores, matches = turn_matches(user, query, pool)
-    recent = newest_turns(user, max(pool // 2, 1))
+    recent = newest_turns(user, max(pool // 2, 1)) if similarity_alone_may_place(
+        len(scores), limit, config) else []
 
     def vectors(ids: list[int]):
         """Both candidate lists came with their vectors: no further query. Each turn once, by
@@ -93,11 +108,8 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
                        and row[1] is not None}.values(), key=lambda row: row[0])
     ranked, mode = rank_hybrid(embedding, [], [row[0] for row in recent], vectors, config, limit,
                                keyword_scores=scores)
-    rows = {row.id: row for row in db.session.execute(  # the columns shown, not whole turns
-        select(Turn.id, Turn.seq, Turn.question, Turn.answer, Turn.created_at,
-               Conversation.id.label("conversation_id"), Conversation.title)
-        .join(Conversation, Conversation.id == Turn.conversation_id)
-        .where(Turn.id.in_([r.id for r in ranked]), Conversation.user_id == user.id))}
+    rows = {row.id: row for row in read(built(("shown turns",), shown_turns), {
+        "ids": [r.id for r in ranked], "scope_user": user.id})}
     results = []
     for r in ranked:
         turn = rows[r.id]

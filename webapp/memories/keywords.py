@@ -4,11 +4,11 @@ indexes are in keyword_index.py), scored by BM25 with the scope's own statistics
 import re
 import time
 from collections import OrderedDict, namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
-from sqlalchemy import and_, column, func, literal_column, or_, select, table, text
+from sqlalchemy import and_, bindparam, column, func, literal_column, or_, select, table, text
 
 from ..extensions import db
 from ..local_time import reader_zone, stored, wall_clock_now
@@ -16,6 +16,7 @@ from ..models import Conversation, Turn
 from .dates import find_dates
 from .models import Memory, TurnVector
 from .ranking import Candidate, ScopeStatistics, bm25_scores
+from .statements import built, read
 
 STOPWORDS = set("""a an the is are was were be been am i me my we our you your it its to of in on
 for and or but with what which who whom how when where why do does did can could would should will
@@ -45,28 +46,44 @@ class Indexed:
     scoped: Callable  # select -> the same select joined and filtered to the session's scope
     key: tuple | None = None  # names the scope, so its row count can be kept between searches
     joined: Callable = lambda statement: statement  # what else a candidate row brings along
+    values: dict = field(default_factory=dict)  # the scope's bound parameters, when it has some
+    form: tuple | None = None  # names the scope's conditions: its statements are built once
+
+    def form_of(self, *what) -> tuple | None:
+        return None if self.form is None else (self.fts_name, *self.form, *what)
 
 
-def holding(indexed: Indexed, word: str, statement, name: str):
-    """`statement` narrowed to rows holding this word (stemmed, as the index stores it), the index
+def holding(indexed: Indexed, statement, name: str):
+    """`statement` narrowed to rows holding the word bound as `name` (see word_value), the index
     driving: SQLite walks the word's FTS5 entries newest first, so a LIMIT stops it early."""
     if db.engine.dialect.name == "postgresql":
         return statement.where(func.to_tsvector(literal_column("'english'"), indexed.text).op("@@")(
-            func.plainto_tsquery(literal_column("'english'"), word))), indexed.id.desc()
+            func.plainto_tsquery(literal_column("'english'"), bindparam(name)))), indexed.id.desc()
     fts = table(indexed.fts_name, column("rowid"))
     return (statement.join(fts, fts.c.rowid == indexed.id)
-            .where(text(f"{indexed.fts_name} MATCH :{name}").bindparams(**{name: f'"{word}"'})),
-            fts.c.rowid.desc())
+            .where(text(f"{indexed.fts_name} MATCH :{name}")), fts.c.rowid.desc())
 
 
-def on_dates(indexed: Indexed, ranges):
-    return or_(*(and_(indexed.created >= start, indexed.created < end) for start, end in ranges))
+def word_value(word: str) -> str:
+    """A word as the index is asked for it: an FTS5 phrase (stemmed as it stores them)."""
+    return word if db.engine.dialect.name == "postgresql" else f'"{word}"'
+
+
+def on_dates(indexed: Indexed, count: int):
+    """Rows on any of `count` days, bound as d0_start, d0_end, ... (see date_values)."""
+    return or_(*(and_(indexed.created >= bindparam(f"d{i}_start"),
+                      indexed.created < bindparam(f"d{i}_end")) for i in range(count)))
+
+
+def date_values(ranges) -> dict:
+    return {f"d{i}_{edge}": moment for i, (start, end) in enumerate(ranges)
+            for edge, moment in (("start", start), ("end", end))}
 
 
 def scope_rows(indexed: Indexed) -> int:
     """Rows in the scope (statistics counts them in its own statement)."""
-    counted, finish = row_count(indexed)
-    return finish(*db.session.execute(select(counted.c.scope_rows, counted.c.scope_top)).one())
+    counted, values, finish = row_count(indexed)
+    return finish(*read(select(counted.c.scope_rows, counted.c.scope_top), values).one())
 
 
 def row_count(indexed: Indexed) -> tuple:
@@ -79,8 +96,9 @@ def row_count(indexed: Indexed) -> tuple:
     again = key is None or known is None or now - known[2] > RECOUNT_SECONDS or known[1] is None
     counted = indexed.scoped(
         select(func.count().label("scope_rows"), func.max(indexed.id).label("scope_top"))
-        .select_from(indexed.id.table).where(*([] if again else [indexed.id > known[1]]))
+        .select_from(indexed.id.table).where(*([] if again else [indexed.id > bindparam("known")]))
     ).subquery()
+    values = {**indexed.values, **({} if again else {"known": known[1]})}
 
     def finish(rows, top) -> int:
         rows = rows or 0
@@ -94,7 +112,7 @@ def row_count(indexed: Indexed) -> tuple:
         while len(TOTALS) > 10_000:
             TOTALS.popitem(last=False)
         return TOTALS[key][0]
-    return counted, finish
+    return counted, values, finish
 
 
 def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
@@ -102,17 +120,22 @@ def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
     scope) and how many fall on the dates: one statement, each count driven by the index. The
     counts stop at COUNT_CAP and are cut to half the scope once its count is known, the same
     figure as stopping there."""
-    counted, finish = row_count(indexed)
+    counted, values, finish = row_count(indexed)
 
     def count(rows, order):  # the order makes SQLite walk the index, not the scope
         return select(func.count()).select_from(
             indexed.scoped(rows).order_by(order).limit(COUNT_CAP).subquery()).scalar_subquery()
-    base = select(indexed.id).select_from(indexed.id.table)
-    counts = [count(*holding(indexed, word, base, f"w{i}")) for i, word in enumerate(words)]
-    if ranges:
-        counts.append(count(base.where(on_dates(indexed, ranges)), indexed.id.desc()))
-    rows, top, *found = db.session.execute(
-        select(counted.c.scope_rows, counted.c.scope_top, *counts)).one()
+
+    def build():
+        base = select(indexed.id).select_from(indexed.id.table)
+        counts = [count(*holding(indexed, base, f"w{i}")) for i in range(len(words))]
+        if ranges:
+            counts.append(count(base.where(on_dates(indexed, len(ranges))), indexed.id.desc()))
+        return select(counted.c.scope_rows, counted.c.scope_top, *counts)
+    statement = built(indexed.form_of("statistics", len(words), len(ranges), "known" in values),
+                      build)
+    rows, top, *found = read(statement, {**values, **date_values(ranges), **{
+        f"w{i}": word_value(word) for i, word in enumerate(words)}}).one()
     total = finish(rows, top)
     half = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
     cap = min(half or COUNT_CAP, COUNT_CAP)
@@ -130,27 +153,33 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
     """Rows of the scope holding a query word, the rarest word's first and each word's newest
     first, `limit` in all; then rows on the named dates (newest first): each as (id, *text
     parts, created_at, ...). Each query stops at its limit, whatever the size of the scope."""
+    def holding_the_word():
+        statement, newest_first = holding(indexed, select(*indexed.columns), "word")
+        return (indexed.joined(indexed.scoped(statement)).order_by(newest_first)
+                .limit(bindparam("row_limit")))
+
+    def on_the_dates():
+        statement = indexed.scoped(select(*indexed.columns).where(on_dates(indexed, len(ranges))))
+        return indexed.joined(statement).order_by(indexed.id.desc()).limit(bindparam("row_limit"))
     found = {}
-    for i, word in enumerate(sorted(words, key=lambda w: (held or {}).get(w, 0))):
+    for word in sorted(words, key=lambda w: (held or {}).get(w, 0)):
         if len(found) >= limit:
             break
-        statement, newest_first = holding(indexed, word, select(*indexed.columns), f"c{i}")
-        keep(found, db.session.execute(indexed.joined(indexed.scoped(statement))
-                                       .order_by(newest_first).limit(limit - len(found))))
+        keep(found, read(built(indexed.form_of("candidates"), holding_the_word), {
+            **indexed.values, "word": word_value(word), "row_limit": limit - len(found)}))
     if ranges:
-        on_the_dates = indexed.scoped(select(*indexed.columns).where(on_dates(indexed, ranges)))
-        keep(found, db.session.execute(indexed.joined(on_the_dates).order_by(indexed.id.desc())
-                                       .limit(limit)))
+        keep(found, read(built(indexed.form_of("on dates", len(ranges)), on_the_dates), {
+            **indexed.values, **date_values(ranges), "row_limit": limit}))
     return list(found.values())
 
 
 def keep(found: dict, result) -> None:
     """Each new row, by id, as a named tuple: the same fields as the result's rows, read by name
     at a tuple's speed (a Row's named access costs about a microsecond; hundreds per search)."""
-    record = row_type(tuple(result.keys()))
-    for row in result:
+    make = row_type(tuple(result.keys()))._make
+    for row in result.fetchall():  # one call for all rows, not one Python-level call per row
         if row[0] not in found:
-            found[row[0]] = record._make(row)
+            found[row[0]] = make(row)
 
 
 @lru_cache(maxsize=64)
@@ -173,35 +202,47 @@ def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int,
     return bm25_scores(words, stats, pool), {row[0]: row for row in rows}
 
 
-def memories_indexed(condition, key: tuple | None = None) -> Indexed:
+def memories_indexed(condition, key: tuple | None = None, values: dict | None = None,
+                     form: tuple | None = None) -> Indexed:
+    """The session's memories: `condition` with its values written in, or, with `form` (see
+    SessionScope.bound), with the bound `values`."""
     return Indexed("memories_fts", Memory.id, Memory.content, Memory.created_at,
                    (Memory.id, Memory.content, Memory.created_at, Memory.embedding,
-                    Memory.embedding_model), lambda statement: statement.where(condition), key)
+                    Memory.embedding_model), lambda statement: statement.where(condition), key,
+                   values=values or {}, form=form)
 
 
-def memory_matches(condition, query: str, limit: int, key: tuple | None = None
+def memory_matches(condition, query: str, limit: int, key: tuple | None = None,
+                   values: dict | None = None, form: tuple | None = None
                    ) -> tuple[dict[int, float], list]:
     """({id: keyword score}, [(id, embedding, embedding_model)]) of the memories meeting
     `condition` (the session's scope, named by `key`) that match the query: the vectors come
     along for free."""
-    scores, rows = scored(memories_indexed(condition, key), query, limit, lambda row: row.content)
+    scores, rows = scored(memories_indexed(condition, key, values, form), query, limit,
+                          lambda row: row.content)
     return scores, [(row.id, row.embedding, row.embedding_model) for row in rows.values()]
 
 
+def own_turns(statement):
+    """`statement` joined and filtered to one person's finished turns, bound as scope_user and
+    scope_tenant."""
+    return statement.join(Conversation, Conversation.id == Turn.conversation_id).where(
+        Conversation.user_id == bindparam("scope_user"),
+        Conversation.tenant_id == bindparam("scope_tenant"),
+        Conversation.deleted_at.is_(None), Turn.outcome != "pending")
+
+
+def with_vector(statement):
+    """A turn's vector along with it; joined last, so the index still drives the query."""
+    return statement.outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
+
+
 def turns_indexed(user) -> Indexed:
-    of_its_conversation = Conversation.id == Turn.conversation_id
-    own = and_(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-               Conversation.deleted_at.is_(None), Turn.outcome != "pending")
-
-    def scoped(statement):  # the conditions are built once, not for every statement
-        return statement.join(Conversation, of_its_conversation).where(own)
-
-    def with_vector(statement):  # last, so the index still drives the query
-        return statement.outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
     return Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
                    (Turn.id, Turn.question, Turn.answer, Turn.created_at, TurnVector.embedding,
-                    TurnVector.embedding_model), scoped, ("user", user.tenant_id, user.id),
-                   with_vector)
+                    TurnVector.embedding_model), own_turns, ("user", user.tenant_id, user.id),
+                   with_vector, {"scope_user": user.id, "scope_tenant": user.tenant_id},
+                   ("a person's turns",))
 
 
 def turn_matches(user, query: str, limit: int) -> tuple[dict[int, float], list]:

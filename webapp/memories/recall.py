@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from ..extensions import db
 from .embeddings import EmbedderUnavailable, QueryEmbedding, from_bytes
 from .keywords import memory_matches
+from .statements import built, read
 from .models import Memory
 from .ranking import best_first
 from .scopes import SessionScope
@@ -48,6 +49,15 @@ def fused(keyword_rank: dict[int, int], similarity_rank: dict[int, int], weight:
         fused_[i] = ((weight / (RRF_K + by_keyword) if by_keyword else 0.0)
                      + (rest / (RRF_K + by_similarity) if by_similarity else 0.0))
     return fused_
+
+
+def similarity_alone_may_place(keyword_hits: int, limit: int, config) -> bool:
+    """Whether a row with no keyword hit can be among the first `limit`: its best fused score,
+    (1 - w) / (K + 1), must beat the keyword row at rank `limit`, w / (K + limit). With w 0.8
+    it cannot once `limit` (up to 183) keyword hits are found, so the newest rows, read only to
+    offer such rows, need not be read then (nor compared)."""
+    weight = config["NIMBUS_MEMORY_KEYWORD_WEIGHT"]
+    return keyword_hits < limit or weight * (RRF_K + 1) <= (1 - weight) * (RRF_K + limit)
 
 
 def rank_hybrid(embedding: QueryEmbedding, keyword_ids: list[int], recent_ids: list[int],
@@ -108,11 +118,15 @@ def search(scope: SessionScope, query: str, config, limit: int = 5) -> tuple[lis
     """[(memory, why)] best first, within the session's scope, and the mode that ranked them."""
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
-    scores, matches = memory_matches(scope.applies_clause, query, pool, key=(
-        scope.tenant_id, scope.subject_id, tuple(sorted(scope.orders.values()))))
-    recent = db.session.execute(select(Memory.id, Memory.embedding, Memory.embedding_model)
-                                .where(scope.applies_clause)
-                                .order_by(Memory.id.desc()).limit(max(pool // 2, 1))).all()
+    form, condition, values = scope.bound()
+    key = (scope.tenant_id, scope.subject_id, tuple(sorted(scope.orders.values())))
+    scores, matches = memory_matches(condition, query, pool, key, values, form)
+    recent = []
+    if similarity_alone_may_place(len(scores), limit, config):
+        recent = read(built((*form, "newest"), lambda: select(
+            Memory.id, Memory.embedding, Memory.embedding_model).where(condition)
+            .order_by(Memory.id.desc()).limit(bindparam("row_limit"))),
+            {**values, "row_limit": max(pool // 2, 1)}).all()
 
     def vectors(ids: list[int]):
         """Both candidate lists came with their vectors: no further query."""

@@ -4,9 +4,9 @@ A session resolves the three axes from a conversation or a person: its tenant, t
 may read (the customer's account and orders), and its subject (the person).
 """
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, bindparam, or_, select
 
 from ..extensions import db
 from ..shop.models import Order
@@ -46,20 +46,23 @@ class SessionScope:
     def applies_clause(self):
         return self.applies()
 
+    def bound(self) -> tuple[tuple, object, dict]:
+        """(form, condition, values): applies() with its values as bound parameters, so the
+        statements of every session of one shape (with or without a person, with or without
+        orders) are built once."""
+        form = (self.subject_id is not None, bool(self.orders))
+        values = {"scope_tenant": self.tenant_id}
+        if self.subject_id is not None:
+            values["scope_subject"] = self.subject_id
+        if self.orders:
+            values["scope_orders"] = list(self.orders.values())
+        return ("memories applying to", *form), applies_bound(*form), values
+
     def applies(self):
         """SQL condition: memories of this tenant, about it or this session's memorables,
-        shared or for this person."""
-        memorable = [Memory.memorable_type.is_(None)]
-        if self.subject_id is not None:
-            memorable.append(and_(Memory.memorable_type == ACCOUNT,
-                                  Memory.memorable_id == self.subject_id))
-        if self.orders:
-            memorable.append(and_(Memory.memorable_type == ORDER,
-                                  Memory.memorable_id.in_(list(self.orders.values()))))
-        subject = [Memory.subject_id.is_(None)]
-        if self.subject_id is not None:
-            subject.append(Memory.subject_id == self.subject_id)
-        return and_(Memory.tenant_id == self.tenant_id, or_(*memorable), or_(*subject))
+        shared or for this person (its values written in)."""
+        return scope_condition(self.tenant_id, self.subject_id,
+                               list(self.orders.values()) or None)
 
     def place(self, word: str, personal: bool, order_number=None) -> dict:
         """Columns for a memory written to `word`: the word is the app's, the shape stays right."""
@@ -101,3 +104,23 @@ def applies_to(memory: Memory) -> str:
 
 def describe(memory: Memory) -> str:
     return f"{scope_label(memory)} · {'shared' if memory.shared else 'personal'}"
+
+
+@lru_cache(maxsize=4)
+def applies_bound(with_person: bool, with_orders: bool):
+    """SessionScope.applies() of one shape, its values bound (see SessionScope.bound)."""
+    return scope_condition(bindparam("scope_tenant"),
+                           bindparam("scope_subject") if with_person else None,
+                           bindparam("scope_orders", expanding=True) if with_orders else None)
+
+
+def scope_condition(tenant, subject, orders):
+    """The tenant's memories about it, the subject's account (if any) or the orders (if any),
+    shared or the subject's: with values or bound parameters."""
+    memorable, subjects = [Memory.memorable_type.is_(None)], [Memory.subject_id.is_(None)]
+    if subject is not None:
+        memorable.append(and_(Memory.memorable_type == ACCOUNT, Memory.memorable_id == subject))
+        subjects.append(Memory.subject_id == subject)
+    if orders is not None:
+        memorable.append(and_(Memory.memorable_type == ORDER, Memory.memorable_id.in_(orders)))
+    return and_(Memory.tenant_id == tenant, or_(*memorable), or_(*subjects))
