@@ -188,7 +188,11 @@ def test_candidate_rows_are_read_by_name_and_each_is_kept_once(app, alex):
     rows = candidates(memories_indexed(scope.applies()), ["door", "parcel"], [], 10)
     assert [row.id for row in rows] == [first.id, first.id + 1]  # the rarer word's first
     assert rows[0].content == "The parcel goes to the back door." and rows[0][0] == first.id
-    assert rows[0].created_at is not None and rows[0].embedding is None
+    assert rows[0].embedding is None and not hasattr(rows[0], "created_at")  # read when dated
+    whenever = [(datetime(2000, 1, 1), datetime(2100, 1, 1))]
+    dated = candidates(memories_indexed(scope.applies()), ["door"], whenever, 10)
+    assert [row.id for row in dated] == [first.id, first.id + 1]  # the door, then the dates
+    assert all(row.created_at is not None for row in dated)
 
 
 def test_one_statement_counts_the_scope_its_words_and_what_was_added_since(app, alex):

@@ -4,6 +4,7 @@ Vectors are L2-normalised float32, stored as raw bytes, so cosine similarity is 
 """
 import logging
 import os
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,10 @@ BULK_MIN_TEXTS = 8  # from this many texts on, the batch runs on every core
 OPENAI_BATCH = 256  # texts per /v1/embeddings request
 # Query vectors are computed here while the database finds the candidates (both release the GIL).
 QUERY_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-query")
+# The query's thread needs the GIL for moments between its C calls (tokenizer, model, pooling);
+# at Python's default 5 ms switch interval each moment waited behind the request thread's
+# Python, and a 6 ms embedding took 17 ms beside a search (bench/memory_search.py, docs/memory.md).
+SWITCH_INTERVAL = 0.0005
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -153,6 +158,11 @@ def get_embedder(config) -> Embedder | None:
     if kind == "minilm":
         return MiniLMEmbedder()
     return None
+
+
+def share_the_gil_promptly() -> None:
+    """Let a thread waiting for the GIL have it within SWITCH_INTERVAL (never lengthened)."""
+    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
 
 class QueryEmbedding:

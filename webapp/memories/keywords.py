@@ -4,7 +4,7 @@ indexes are in keyword_index.py), scored by BM25 with the scope's own statistics
 import re
 import time
 from collections import OrderedDict, namedtuple
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Callable
 
@@ -42,7 +42,7 @@ class Indexed:
     id: object
     text: object
     created: object
-    columns: tuple  # selected for each candidate: id, text parts..., created_at
+    columns: tuple  # selected for each candidate: id, text parts... (and created_at when dated)
     scoped: Callable  # select -> the same select joined and filtered to the session's scope
     key: tuple | None = None  # names the scope, so its row count can be kept between searches
     joined: Callable = lambda statement: statement  # what else a candidate row brings along
@@ -83,21 +83,24 @@ def date_values(ranges) -> dict:
 def scope_rows(indexed: Indexed) -> int:
     """Rows in the scope (statistics counts them in its own statement)."""
     counted, values, finish = row_count(indexed)
+    counted = counted()
     return finish(*read(select(counted.c.scope_rows, counted.c.scope_top), values).one())
 
 
 def row_count(indexed: Indexed) -> tuple:
-    """(a subquery of one row, scope_rows and scope_top, and the function that turns its values
-    into the scope's row count). A named scope is counted once, then topped up with the rows
+    """(a function building a subquery of one row, scope_rows and scope_top; its bound values;
+    and the function that turns its row into the scope's row count). A named scope is counted once, then topped up with the rows
     added since (a range on the id index), and recounted every RECOUNT_SECONDS so deletions show:
     the count only feeds IDF, and counting every row on every search grew with the scope."""
     key = None if indexed.key is None else (str(db.engine.url), indexed.fts_name, indexed.key)
     known, now = TOTALS.get(key) if key else None, time.monotonic()
     again = key is None or known is None or now - known[2] > RECOUNT_SECONDS or known[1] is None
-    counted = indexed.scoped(
-        select(func.count().label("scope_rows"), func.max(indexed.id).label("scope_top"))
-        .select_from(indexed.id.table).where(*([] if again else [indexed.id > bindparam("known")]))
-    ).subquery()
+
+    def counted():
+        return indexed.scoped(
+            select(func.count().label("scope_rows"), func.max(indexed.id).label("scope_top"))
+            .select_from(indexed.id.table)
+            .where(*([] if again else [indexed.id > bindparam("known")]))).subquery()
     values = {**indexed.values, **({} if again else {"known": known[1]})}
 
     def finish(rows, top) -> int:
@@ -131,7 +134,8 @@ def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
         counts = [count(*holding(indexed, base, f"w{i}")) for i in range(len(words))]
         if ranges:
             counts.append(count(base.where(on_dates(indexed, len(ranges))), indexed.id.desc()))
-        return select(counted.c.scope_rows, counted.c.scope_top, *counts)
+        rows = counted()
+        return select(rows.c.scope_rows, rows.c.scope_top, *counts)
     statement = built(indexed.form_of("statistics", len(words), len(ranges), "known" in values),
                       build)
     rows, top, *found = read(statement, {**values, **date_values(ranges), **{
@@ -152,20 +156,24 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
                held: dict[str, int] | None = None) -> list:
     """Rows of the scope holding a query word, the rarest word's first and each word's newest
     first, `limit` in all; then rows on the named dates (newest first): each as (id, *text
-    parts, created_at, ...). Each query stops at its limit, whatever the size of the scope."""
+    parts, ..., and created_at when the question names dates: reading a date costs SQLAlchemy
+    more than SQLite takes to read the row). Each query stops at its limit, whatever the size of
+    the scope."""
+    columns = (*indexed.columns, indexed.created) if ranges else indexed.columns
+
     def holding_the_word():
-        statement, newest_first = holding(indexed, select(*indexed.columns), "word")
+        statement, newest_first = holding(indexed, select(*columns), "word")
         return (indexed.joined(indexed.scoped(statement)).order_by(newest_first)
                 .limit(bindparam("row_limit")))
 
     def on_the_dates():
-        statement = indexed.scoped(select(*indexed.columns).where(on_dates(indexed, len(ranges))))
+        statement = indexed.scoped(select(*columns).where(on_dates(indexed, len(ranges))))
         return indexed.joined(statement).order_by(indexed.id.desc()).limit(bindparam("row_limit"))
     found = {}
     for word in sorted(words, key=lambda w: (held or {}).get(w, 0)):
         if len(found) >= limit:
             break
-        keep(found, read(built(indexed.form_of("candidates"), holding_the_word), {
+        keep(found, read(built(indexed.form_of("candidates", bool(ranges)), holding_the_word), {
             **indexed.values, "word": word_value(word), "row_limit": limit - len(found)}))
     if ranges:
         keep(found, read(built(indexed.form_of("on dates", len(ranges)), on_the_dates), {
@@ -197,8 +205,9 @@ def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int,
         return {}, {}
     stats = statistics(indexed, words, ranges)
     words = [w for w in words if stats.holding.get(w)]
-    rows = candidates(indexed, words, ranges if stats.on_date else [], limit, stats.holding)
-    pool = [Candidate(row[0], text_of(row), row.created_at) for row in rows]
+    dated = ranges if stats.on_date else []
+    rows = candidates(indexed, words, dated, limit, stats.holding)
+    pool = [Candidate(row[0], text_of(row), row.created_at if dated else None) for row in rows]
     return bm25_scores(words, stats, pool), {row[0]: row for row in rows}
 
 
@@ -207,8 +216,7 @@ def memories_indexed(condition, key: tuple | None = None, values: dict | None = 
     """The session's memories: `condition` with its values written in, or, with `form` (see
     SessionScope.bound), with the bound `values`."""
     return Indexed("memories_fts", Memory.id, Memory.content, Memory.created_at,
-                   (Memory.id, Memory.content, Memory.created_at, Memory.embedding,
-                    Memory.embedding_model), lambda statement: statement.where(condition), key,
+                   (Memory.id, Memory.content, Memory.embedding, Memory.embedding_model), lambda statement: statement.where(condition), key,
                    values=values or {}, form=form)
 
 
@@ -238,11 +246,17 @@ def with_vector(statement):
 
 
 def turns_indexed(user) -> Indexed:
+    return replace(person_turns(), key=("user", user.tenant_id, user.id),
+                   values={"scope_user": user.id, "scope_tenant": user.tenant_id})
+
+
+@lru_cache(maxsize=1)
+def person_turns() -> Indexed:
+    """A person's turns, their scope bound (see own_turns): its expressions made once."""
     return Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
-                   (Turn.id, Turn.question, Turn.answer, Turn.created_at, TurnVector.embedding,
-                    TurnVector.embedding_model), own_turns, ("user", user.tenant_id, user.id),
-                   with_vector, {"scope_user": user.id, "scope_tenant": user.tenant_id},
-                   ("a person's turns",))
+                   (Turn.id, Turn.question, Turn.answer, TurnVector.embedding,
+                    TurnVector.embedding_model), own_turns, joined=with_vector,
+                   form=("a person's turns",))
 
 
 def turn_matches(user, query: str, limit: int) -> tuple[dict[int, float], list]:

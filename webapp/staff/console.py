@@ -75,7 +75,7 @@ def tenant_turn_ids(tenant_id: int, query: str, limit: int) -> list[int]:
             Conversation.tenant_id == tenant_id, Conversation.deleted_at.is_(None),
             Turn.outcome != "pending")
     indexed = Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
-                      (Turn.id, Turn.question, Turn.answer, Turn.created_at), scoped)
+                      (Turn.id, Turn.question, Turn.answer), scoped)
     scores, _ = scored(indexed, query, limit, lambda row: f"{row.question}\n{row.answer}")
     return sorted(scores, key=lambda turn_id: (-scores[turn_id], -turn_id))[:limit]
 
