@@ -8,11 +8,13 @@ in three modes: keyword (NIMBUS_MEMORY_SEARCH off), hybrid (on) and default (the
 defaults). A question counts as found at k when all its evidence turns are in the top k.
 Unanswerable questions have no evidence: for them the figure is how often nothing was returned.
 Hybrid weights were tuned on users 0-4 (bench/recall.py --tune); the held-out line is users 5-9.
-Run: .venv/bin/python bench/recall.py [--quick] [--tune]
+--forms compares ways of embedding a turn (similarity alone).
+Run: .venv/bin/python bench/recall.py [--quick] [--tune] [--forms]
 """
 import argparse
 import hashlib
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -33,7 +35,7 @@ from webapp.llm.messages import assistant_message, user_message  # noqa: E402
 from webapp.memories.embeddings import MINILM_NAME, MiniLMEmbedder, from_bytes, get_embedder
 from webapp.memories.history import search_turns, store_turn_vectors  # noqa: E402
 from webapp.memories.models import TurnVector  # noqa: E402
-from webapp.models import Turn  # noqa: E402
+from webapp.models import Conversation, Turn  # noqa: E402
 from webapp.transfer import FORMAT, VERSION, import_conversation  # noqa: E402
 
 KINDS = ["detail", "paraphrase", "order number", "speaker", "two-session", "date", "unanswerable"]
@@ -110,6 +112,56 @@ def vector_search(embedding_config):
     return search
 
 
+FORMS = {  # how a turn is embedded: its pieces, each a vector; a turn scores its best piece's
+    "question + answer": lambda q, a: [f"{q}\n{a}"],  # what the app stores (turn_text)
+    "question": lambda q, a: [q],
+    "answer": lambda q, a: [a],
+    "better of the two": lambda q, a: [q, a],
+    "best sentence": lambda q, a: [p for p in re.split(r"(?<=[.!?])\s+", f"{q}\n{a}") if p],
+}
+
+
+def forms(corpus, loaded) -> None:
+    """Similarity alone, exact, with every turn embedded in each form of FORMS: which form
+    matches the questions best, per kind (found in the top 10)."""
+    embedder, queries = MiniLMEmbedder(), {}
+    rows = db.session.execute(db.select(Turn.id, Turn.conversation_id, Turn.seq, Turn.question,
+                                        Turn.answer, Conversation.user_id)
+                              .join(Conversation, Conversation.id == Turn.conversation_id)).all()
+
+    def searcher(matrix, owners, turn_of):
+        def search(user, text, config, limit):
+            if text not in queries:
+                queries[text] = embedder.embed([text])[0]
+            scores = np.where(owners == user.id, matrix @ queries[text], -2.0)
+            best = {}
+            for i in np.argsort(-scores):
+                if scores[i] < -1 or len(best) == limit:
+                    break
+                best.setdefault(turn_of[i], None)
+            return [{"conversation_id": rows_by_id[t].conversation_id, "turn": rows_by_id[t].seq}
+                    for t in best], "similarity"
+        return search
+    rows_by_id = {row.id: row for row in rows}
+    results = {}
+    for name, pieces in FORMS.items():
+        texts, turn_of, owners = [], [], []
+        for row in rows:
+            for piece in pieces(row.question, row.answer):
+                texts.append(piece)
+                turn_of.append(row.id)
+                owners.append(row.user_id)
+        started = time.perf_counter()
+        matrix = embedder.embed(texts)
+        print(f"{name}: {len(texts)} vectors ({time.perf_counter() - started:.1f} s)")
+        results[name] = evaluate(corpus, loaded, {}, search=searcher(
+            matrix, np.array(owners), turn_of))
+    print("\nsimilarity alone, found in top 10, by how a turn is embedded")
+    table(results, 1)
+    print("\nfound in top 5")
+    table(results, 0)
+
+
 def evaluate(corpus, loaded, config, users_only=None, search=search_turns
              ) -> tuple[dict, list[float]]:
     """{kind: [(found@5, found@10)]} and the latency of every search, in ms."""
@@ -165,15 +217,16 @@ def tune(corpus, loaded, hybrid: dict) -> None:
 def table(results: dict, at: int) -> None:
     """Kinds down, modes across, and which signal wins each kind."""
     names = list(results)
-    print(f"{'kind':<13}" + "".join(f"{m:>12}" for m in names) + "   questions  best")
+    width = max(12, *(len(m) + 2 for m in names))
+    print(f"{'kind':<13}" + "".join(f"{m:>{width}}" for m in names) + "   questions  best")
     for kind in KINDS:
         cells = {m: percent(results[m][0].get(kind, []), at) for m in names}
         top = max(cells.values())
         best = ", ".join(m for m in names if cells[m] == top)
-        print(f"{kind:<13}" + "".join(f"{cells[m]:>11.1f}%" for m in names)
+        print(f"{kind:<13}" + "".join(f"{cells[m]:>{width - 1}.1f}%" for m in names)
               + f"   {len(results[names[0]][0].get(kind, [])):>9}  {best}")
     print(f"{'answerable':<13}" + "".join(
-        f"{recall_at_10(results[m][0]) if at else percent([p for k, ps in results[m][0].items() if k != 'unanswerable' for p in ps], 0):>11.1f}%"
+        f"{recall_at_10(results[m][0]) if at else percent([p for k, ps in results[m][0].items() if k != 'unanswerable' for p in ps], 0):>{width - 1}.1f}%"
         for m in names))
 
 
@@ -182,6 +235,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 users instead of 10")
     parser.add_argument("--tune", action="store_true",
                         help="grid-search the hybrid weights on the tuning users, then stop")
+    parser.add_argument("--forms", action="store_true",
+                        help="similarity alone with turns embedded in each form, then stop")
     parser.add_argument("--no-cache", action="store_true", help="embed every text afresh")
     args = parser.parse_args()
     if not args.no_cache:
@@ -203,6 +258,8 @@ def main() -> None:
         print(f"embedded {len(turn_ids)} turns in {seconds:.1f} s")
         if args.tune:
             return tune(corpus, loaded, modes(app.config)["hybrid"])
+        if args.forms:
+            return forms(corpus, loaded)
         results, held = {}, {}
         held_out = [p.index for p in corpus if p.index not in TUNING_USERS]
         for mode, config in modes(app.config).items():
