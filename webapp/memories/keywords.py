@@ -89,9 +89,10 @@ def scope_rows(indexed: Indexed) -> int:
 
 def row_count(indexed: Indexed) -> tuple:
     """(a function building a subquery of one row, scope_rows and scope_top; its bound values;
-    and the function that turns its row into the scope's row count). A named scope is counted once, then topped up with the rows
-    added since (a range on the id index), and recounted every RECOUNT_SECONDS so deletions show:
-    the count only feeds IDF, and counting every row on every search grew with the scope."""
+    and the function that turns its row into the scope's row count). A named scope is counted
+    once, then topped up with the rows added since (a range on the id index), and recounted every
+    RECOUNT_SECONDS so deletions show: the count only feeds IDF, and counting every row on every
+    search grew with the scope."""
     key = None if indexed.key is None else (str(db.engine.url), indexed.fts_name, indexed.key)
     known, now = TOTALS.get(key) if key else None, time.monotonic()
     again = key is None or known is None or now - known[2] > RECOUNT_SECONDS or known[1] is None
