@@ -55,14 +55,17 @@ def newest_turns(user, limit: int) -> list:
     dropped: when a window holds `limit` of them no older turn can be among the newest."""
     values = {"scope_user": user.id, "scope_tenant": user.tenant_id, "row_limit": limit}
     top = read(built(("newest turn",), lambda: select(func.max(Turn.id)))).scalar()
+    rows = None
     for times in NEWEST_WINDOWS:
         if top is None or top - times * limit < 1:
             break
         rows = read(built(("newest turns", "above"), lambda: newest(True)),
                     {**values, "above": top - times * limit}).all()
         if len(rows) == limit:
-            return sorted(rows, key=lambda row: row[0], reverse=True)
-    rows = read(built(("newest turns",), lambda: newest(False)), values).all()
+            break
+        rows = None
+    if rows is None:
+        rows = read(built(("newest turns",), lambda: newest(False)), values).all()
     return sorted(rows, key=lambda row: row[0], reverse=True)  # no sorter copying vectors
 
 

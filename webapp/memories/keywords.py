@@ -217,8 +217,9 @@ def memories_indexed(condition, key: tuple | None = None, values: dict | None = 
     """The session's memories: `condition` with its values written in, or, with `form` (see
     SessionScope.bound), with the bound `values`."""
     return Indexed("memories_fts", Memory.id, Memory.content, Memory.created_at,
-                   (Memory.id, Memory.content, Memory.embedding, Memory.embedding_model), lambda statement: statement.where(condition), key,
-                   values=values or {}, form=form)
+                   (Memory.id, Memory.content, Memory.embedding, Memory.embedding_model),
+                   lambda statement: statement.where(condition), key, values=values or {},
+                   form=form)
 
 
 def memory_matches(condition, query: str, limit: int, key: tuple | None = None,
