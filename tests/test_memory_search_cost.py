@@ -215,3 +215,23 @@ def test_one_statement_counts_the_scope_its_words_and_what_was_added_since(app, 
     add(900, lambda i: f"later note {i}")
     stats = statistics(indexed, ["parcel", "door"], [])
     assert stats.rows == 2100 and stats.holding == {"parcel": 700, "door": 500}
+
+
+def test_statements_built_once_answer_each_person_with_their_own_rows(app, alex, sam):
+    """The search statements are reused across people with new bound values: one after another,
+    each person finds only their own turns and memories, never the previous searcher's."""
+    from webapp.memories.history import search_turns
+    from webapp.memories.recall import search
+    from webapp.memories.scopes import SessionScope
+    from webapp.memories.store import remember
+    from .support import ask
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    for user in (alex, sam):
+        ask(user, f"My umbrella is at {user.name}'s office.")
+        remember(SessionScope.for_user(user), f"{user.name} keeps an umbrella at work.",
+                 app.config, source="hand")
+    for user in (alex, sam, alex):
+        turns, _ = search_turns(user, "umbrella", app.config, limit=10)
+        assert [t["question"] for t in turns] == [f"My umbrella is at {user.name}'s office."]
+        memories, _ = search(SessionScope.for_user(user), "umbrella", app.config, limit=10)
+        assert [m.content for m, _ in memories] == [f"{user.name} keeps an umbrella at work."]
