@@ -2,6 +2,7 @@
 from datetime import datetime
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from sqlalchemy import insert, select
 
 from webapp.extensions import db
@@ -159,6 +160,41 @@ def test_a_terms_frequency_counts_every_spelling_that_stems_to_it():
     assert mixed[1] == mixed[2] > 0
 
 
+WORDS = ["return", "returns", "returned", "returning", "lamp", "lamps", "Lamp", "deliveries",
+         "delivery", "delivered", "die", "dying", "sky", "skies", "ability", "able", "generously",
+         "generous", "organization", "organize", "happy", "happiness", "31", "3rd", "x_y", "a", "I",
+         "do", "cook", "cooking", "cookies", "co", "hoping", "hopping", "hope", "relational"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS + [",", "!", " ", "\n", "-", "'s"]), max_size=30)
+                .map(" ".join), min_size=1, max_size=12),
+       st.lists(st.sampled_from(WORDS), min_size=1, max_size=5))
+def test_ascii_texts_are_counted_in_one_buffer_as_word_by_word(texts, query):
+    """The fast path (one buffer, only words that can stem to a term read) gives the same token
+    counts and term frequencies as splitting each text and stemming every word."""
+    from webapp.memories.ranking import ascii_counts, stem, token_counts
+    terms = list(dict.fromkeys(stem(w.lower()) for w in query))
+    fast_lengths, fast = ascii_counts(texts, terms)
+    slow_lengths, slow = token_counts(texts, terms)
+    assert fast_lengths.tolist() == slow_lengths.tolist()
+    assert {t: c.tolist() for t, c in fast.items()} == {t: c.tolist() for t, c in slow.items()}
+
+
+def test_scores_of_ascii_and_other_texts_are_the_same_bm25():
+    """Candidates in ASCII take the fast path, any other text the word-by-word one: the same
+    words score the same, to the bit."""
+    from webapp.memories.ranking import Candidate, ScopeStatistics, bm25_scores
+    stats = ScopeStatistics(100, {"lamp": 5, "returns": 20}, on_date=3)
+    texts = ["A lamp, returned.", "Lamps lamp LAMP", "nothing here", "returns: the lamp"]
+    ascii_ = bm25_scores(["lamp", "returns"], stats, [Candidate(i, t, i == 2)
+                                                      for i, t in enumerate(texts)])
+    assert set(ascii_) == {0, 1, 2, 3} and ascii_[2] > 0  # on the date alone
+    same = bm25_scores(["lamp", "returns"], stats, [Candidate(i, t.replace("nothing", "nöthing"),
+                                                              i == 2) for i, t in enumerate(texts)])
+    assert same == ascii_
+
+
 def test_relevance_is_compared_to_nine_places_and_the_newer_wins_a_tie():
     from webapp.memories.ranking import best_first
     assert best_first({1: 0.5, 2: 0.5, 3: 0.5000000001, 4: 0.7, 5: -1.0}) == [4, 3, 2, 1, 5]
@@ -188,11 +224,14 @@ def test_candidate_rows_are_read_by_name_and_each_is_kept_once(app, alex):
     rows = candidates(memories_indexed(scope.applies()), ["door", "parcel"], [], 10)
     assert [row.id for row in rows] == [first.id, first.id + 1]  # the rarer word's first
     assert rows[0].content == "The parcel goes to the back door." and rows[0][0] == first.id
-    assert rows[0].embedding is None and not hasattr(rows[0], "created_at")  # read when dated
+    assert rows[0].embedding is None and not hasattr(rows[0], "on_date")  # read when dated
     whenever = [(datetime(2000, 1, 1), datetime(2100, 1, 1))]
     dated = candidates(memories_indexed(scope.applies()), ["door"], whenever, 10)
     assert [row.id for row in dated] == [first.id, first.id + 1]  # the door, then the dates
-    assert all(row.created_at is not None for row in dated)
+    assert all(row.on_date for row in dated)
+    never = [(datetime(2000, 1, 1), datetime(2000, 1, 2))]
+    assert not any(row.on_date for row in candidates(
+        memories_indexed(scope.applies()), ["door"], never, 10))
 
 
 def test_one_statement_counts_the_scope_its_words_and_what_was_added_since(app, alex):
@@ -235,3 +274,4 @@ def test_statements_built_once_answer_each_person_with_their_own_rows(app, alex,
         assert [t["question"] for t in turns] == [f"My umbrella is at {user.name}'s office."]
         memories, _ = search(SessionScope.for_user(user), "umbrella", app.config, limit=10)
         assert [m.content for m, _ in memories] == [f"{user.name} keeps an umbrella at work."]
+

@@ -3,7 +3,7 @@ indexes are in keyword_index.py), scored by BM25 with the scope's own statistics
 """
 import re
 import time
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Callable
@@ -42,7 +42,7 @@ class Indexed:
     id: object
     text: object
     created: object
-    columns: tuple  # selected for each candidate: id, text parts... (and created_at when dated)
+    columns: tuple  # selected for each candidate: id, text parts..., vector, model (+ on_date)
     scoped: Callable  # select -> the same select joined and filtered to the session's scope
     key: tuple | None = None  # names the scope, so its row count can be kept between searches
     joined: Callable = lambda statement: statement  # what else a candidate row brings along
@@ -147,7 +147,7 @@ def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
     found = [min(n, cap) for n in found]
     held = dict(zip(words, found))
     total = max([total, *found])  # a count kept from before a purge never undercuts a word's
-    stats = ScopeStatistics(total, held, found[-1] if ranges else 0, list(ranges))
+    stats = ScopeStatistics(total, held, found[-1] if ranges else 0)
     if half and half <= cap:  # over half the rows: IDF below ln 2, and costly to score
         stats.holding = {w: n for w, n in held.items() if n < half}
     return stats
@@ -157,10 +157,12 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
                held: dict[str, int] | None = None) -> list:
     """Rows of the scope holding a query word, the rarest word's first and each word's newest
     first, `limit` in all; then rows on the named dates (newest first): each as (id, *text
-    parts, ..., and created_at when the question names dates: reading a date costs SQLAlchemy
-    more than SQLite takes to read the row). Each query stops at its limit, whatever the size of
-    the scope."""
-    columns = (*indexed.columns, indexed.created) if ranges else indexed.columns
+    parts, ..., and on_date when the question names dates: whether the row falls on one, decided
+    by the database as it counts them, since parsing each date in Python cost more than reading
+    the row). Each query stops at its limit, whatever the size of the scope."""
+    columns = (*indexed.columns, on_dates(indexed, len(ranges)).label("on_date")
+               ) if ranges else indexed.columns
+    dated = date_values(ranges)
 
     def holding_the_word():
         statement, newest_first = holding(indexed, select(*columns), "word")
@@ -174,26 +176,20 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
     for word in sorted(words, key=lambda w: (held or {}).get(w, 0)):
         if len(found) >= limit:
             break
-        keep(found, read(built(indexed.form_of("candidates", bool(ranges)), holding_the_word), {
-            **indexed.values, "word": word_value(word), "row_limit": limit - len(found)}))
+        keep(found, read(built(indexed.form_of("candidates", len(ranges)), holding_the_word), {
+            **indexed.values, **dated, "word": word_value(word), "row_limit": limit - len(found)}))
     if ranges:
         keep(found, read(built(indexed.form_of("on dates", len(ranges)), on_the_dates), {
-            **indexed.values, **date_values(ranges), "row_limit": limit}))
+            **indexed.values, **dated, "row_limit": limit}))
     return list(found.values())
 
 
 def keep(found: dict, result) -> None:
-    """Each new row, by id, as a named tuple: the same fields as the result's rows, read by name
-    at a tuple's speed (a Row's named access costs about a microsecond; hundreds per search)."""
-    make = row_type(tuple(result.keys()))._make
+    """Each new row, by id, as the database gave it. Rows are read by position where hundreds
+    are read per search (see Indexed.columns): a Row's named access costs about a microsecond."""
     for row in result.fetchall():  # one call for all rows, not one Python-level call per row
         if row[0] not in found:
-            found[row[0]] = make(row)
-
-
-@lru_cache(maxsize=64)
-def row_type(fields: tuple[str, ...]):
-    return namedtuple("Found", fields, rename=True)
+            found[row[0]] = row
 
 
 def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int, float], dict]:
@@ -208,7 +204,7 @@ def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int,
     words = [w for w in words if stats.holding.get(w)]
     dated = ranges if stats.on_date else []
     rows = candidates(indexed, words, dated, limit, stats.holding)
-    pool = [Candidate(row[0], text_of(row), row.created_at if dated else None) for row in rows]
+    pool = [Candidate(row[0], text_of(row), bool(row[-1]) if dated else False) for row in rows]
     return bm25_scores(words, stats, pool), {row[0]: row for row in rows}
 
 
@@ -229,8 +225,8 @@ def memory_matches(condition, query: str, limit: int, key: tuple | None = None,
     `condition` (the session's scope, named by `key`) that match the query: the vectors come
     along for free."""
     scores, rows = scored(memories_indexed(condition, key, values, form), query, limit,
-                          lambda row: row.content)
-    return scores, [(row.id, row.embedding, row.embedding_model) for row in rows.values()]
+                          lambda row: row[1])  # (id, content, embedding, embedding_model, ...)
+    return scores, [(row[0], row[2], row[3]) for row in rows.values()]
 
 
 def own_turns(statement):
@@ -273,19 +269,20 @@ def turn_matches(user, query: str, limit: int) -> tuple[dict[int, float], list]:
     elif CUSTOMER_SAID.search(query or ""):
         text_of = question_twice
     scores, rows = scored(turns_indexed(user), query, limit, text_of)
-    return scores, [(row.id, row.embedding, row.embedding_model) for row in rows.values()]
+    return scores, [(row[0], row[3], row[4]) for row in rows.values()]
 
 
+# A turn's candidate row is (id, question, answer, embedding, embedding_model, ...).
 def asked_and_answered(row) -> str:
-    return f"{row.question}\n{row.answer}"
+    return f"{row[1]}\n{row[2]}"
 
 
 def answer_twice(row) -> str:
-    return f"{row.question}\n{row.answer}\n{row.answer}"
+    return f"{row[1]}\n{row[2]}\n{row[2]}"
 
 
 def question_twice(row) -> str:
-    return f"{row.question}\n{row.question}\n{row.answer}"
+    return f"{row[1]}\n{row[1]}\n{row[2]}"
 
 
 def turn_scores(user, query: str, limit: int) -> dict[int, float]:
