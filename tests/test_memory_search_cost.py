@@ -275,3 +275,55 @@ def test_statements_built_once_answer_each_person_with_their_own_rows(app, alex,
         memories, _ = search(SessionScope.for_user(user), "umbrella", app.config, limit=10)
         assert [m.content for m, _ in memories] == [f"{user.name} keeps an umbrella at work."]
 
+
+def sqlite_steps(call) -> int:
+    """Hundreds of SQLite virtual-machine instructions a call runs: the work done, not a time."""
+    raw = db.session.connection().connection.driver_connection
+    steps = [0]
+
+    def tick():
+        steps[0] += 1
+        return 0
+    raw.set_progress_handler(tick, 100)
+    try:
+        call()
+    finally:
+        raw.set_progress_handler(None, 100)
+    return steps[0]
+
+
+def test_a_search_does_not_walk_the_conversations_of_the_shops_other_customers(app, alex, sam):
+    """One shop, many customers: a person's turns (their newest, those on a date, their count)
+    are found through their own conversations, whatever the number of everyone else's."""
+    from webapp.memories.history import search_turns
+    add_turns([create_conversation(alex), create_conversation(alex)], 40)
+
+    def search():
+        search_turns(alex, "my question on 1 January 2026", app.config, limit=5)
+    search()
+    alone = sqlite_steps(search)
+    assert alex.tenant_id == sam.tenant_id
+    db.session.execute(insert(Conversation), [
+        {"id": f"other{i:027d}", "tenant_id": sam.tenant_id, "user_id": sam.id, "title": "Other"}
+        for i in range(3000)])
+    db.session.commit()
+    search()
+    assert sqlite_steps(search) < alone * 1.5
+
+
+def test_a_question_naming_a_day_reads_that_days_turns_not_all_of_them(app, alex):
+    from webapp.memories.history import search_turns
+    mine = create_conversation(alex)
+    add_turns([mine], 20)
+
+    def search():
+        return search_turns(alex, "What was on 1 January 2026?", app.config, limit=5)[0]
+    search()
+    few = sqlite_steps(search)
+    earlier = create_conversation(alex)
+    add_turns([earlier], 2000)
+    db.session.execute(db.update(Turn).where(Turn.conversation_id == earlier.id)
+                       .values(created_at=datetime(2025, 6, 1)))
+    db.session.commit()
+    assert len(search()) == 5
+    assert sqlite_steps(search) < few * 3

@@ -121,6 +121,7 @@ class Turn(db.Model):
         # A person's newest finished turns, read from above an id without their older ones
         # (conversation search, memories/history.py).
         Index("ix_turns_newest", "conversation_id", "id", "outcome"),
+        Index("ix_turns_created", "conversation_id", "created_at"),  # a person's turns on a date
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[str] = mapped_column(
@@ -236,6 +237,9 @@ class ShareLink(db.Model):
 
 Index("ix_conversations_user_updated", Conversation.user_id, Conversation.updated_at)
 Index("ix_conversations_tenant_updated", Conversation.tenant_id, Conversation.updated_at)
+# A person's conversations: with tenant and person both bound, SQLite (without statistics) would
+# otherwise walk every conversation of the tenant through ix_conversations_tenant_id.
+Index("ix_conversations_tenant_user", Conversation.tenant_id, Conversation.user_id)
 Index("ix_audit_log_tenant_id_id", AuditEntry.tenant_id, AuditEntry.id)
 Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)
 Index("ix_turns_marked", Turn.conversation_id, Turn.mark, Turn.seq)
