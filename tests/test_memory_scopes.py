@@ -1,5 +1,6 @@
 """Long-term memory's axes: tenant always set and isolating, personal never applied to another."""
 import pytest
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 
 from webapp.accounts import get_or_create_tenant, get_or_create_user
@@ -134,3 +135,67 @@ def test_the_memory_section_comes_before_the_summary(app):
     from webapp.memories.block import memory_section
     from webapp.context.summary.section import summary_section
     assert SECTION_SOURCES.index(memory_section) < SECTION_SOURCES.index(summary_section)
+
+
+def every_pairing(alex, sam) -> None:
+    """Memories of one shop in every (memorable, subject) pairing of two customers, orders too."""
+    from webapp.shop.models import Order
+    orders = {user.id: db.session.scalars(select(Order.id).where(Order.customer_id == user.id)
+                                          .limit(2)).all() for user in (alex, sam)}
+    abouts = [(None, None), ("account", alex.id), ("account", sam.id),
+              *[("order", o) for user in (alex, sam) for o in orders[user.id]]]
+    db.session.execute(insert(Memory), [
+        {"tenant_id": alex.tenant_id, "memorable_type": kind, "memorable_id": about,
+         "subject_id": subject, "source": "hand", "content": f"memory {n} {i}"}
+        for n in range(3) for i, ((kind, about), subject) in enumerate(
+            (a, s) for a in abouts for s in (None, alex.id, sam.id))])
+    db.session.commit()
+
+
+def as_one_condition(scope: SessionScope):
+    """The scope as it was first written: one condition over the tenant's memories."""
+    from sqlalchemy import and_, or_
+    memorable = [Memory.memorable_type.is_(None)]
+    subjects = [Memory.subject_id.is_(None)]
+    if scope.subject_id is not None:
+        memorable.append(and_(Memory.memorable_type == "account",
+                              Memory.memorable_id == scope.subject_id))
+        subjects.append(Memory.subject_id == scope.subject_id)
+    if scope.orders:
+        memorable.append(and_(Memory.memorable_type == "order",
+                              Memory.memorable_id.in_(list(scope.orders.values()))))
+    return and_(Memory.tenant_id == scope.tenant_id, or_(*memorable), or_(*subjects))
+
+
+@pytest.mark.parametrize("limit", [1, 4, 100])
+def test_the_newest_memories_read_pairing_by_pairing_are_those_of_one_condition(app, alex, sam,
+                                                                                 limit):
+    every_pairing(alex, sam)
+    for scope in (SessionScope.for_user(alex), SessionScope.for_user(sam),
+                  SessionScope(alex.tenant_id, None)):
+        expected = db.session.scalars(select(Memory.id).where(as_one_condition(scope))
+                                      .order_by(Memory.id.desc()).limit(limit)).all()
+        assert [m.id for m in newest(scope, limit)] == expected != []
+        assert sorted(db.session.scalars(select(Memory.id).where(scope.applies()))) == \
+            sorted(db.session.scalars(select(Memory.id).where(as_one_condition(scope))))
+
+
+def test_a_reply_does_not_walk_the_memories_of_the_shops_other_customers(app, alex, sam):
+    """The prompt block's newest memories come from the person's own index ranges, however many
+    memories the shop keeps about everyone else."""
+    from .test_memory_search_cost import sqlite_steps
+    app.config["NIMBUS_MEMORY_SEARCH"] = False
+    scope = SessionScope.for_user(alex)
+    for i in range(12):
+        note(alex, f"Alex likes colour {i}.", app.config)
+
+    def block():
+        assert len(for_prompt(scope, app.config)[0]) == app.config["NIMBUS_MEMORY_BLOCK_LIMIT"]
+    block()
+    alone = sqlite_steps(block)
+    db.session.execute(insert(Memory), [
+        {"tenant_id": sam.tenant_id, "memorable_type": "account", "memorable_id": sam.id,
+         "subject_id": sam.id, "source": "hand", "content": f"Sam's note {i}"}
+        for i in range(3000)])
+    db.session.commit()
+    assert sqlite_steps(block) < alone * 1.5

@@ -16,7 +16,7 @@ from ..models import Conversation, Turn
 from .dates import find_dates
 from .models import Memory, TurnVector
 from .ranking import Candidate, ScopeStatistics, bm25_scores
-from .statements import built, read
+from .statements import built, newest_in, read
 
 STOPWORDS = set("""a an the is are was were be been am i me my we our you your it its to of in on
 for and or but with what which who whom how when where why do does did can could would should will
@@ -48,6 +48,7 @@ class Indexed:
     joined: Callable = lambda statement: statement  # what else a candidate row brings along
     values: dict = field(default_factory=dict)  # the scope's bound parameters, when it has some
     form: tuple | None = None  # names the scope's conditions: its statements are built once
+    branches: tuple = ()  # the scope as disjoint conditions, each walked newest first apart
 
     def form_of(self, *what) -> tuple | None:
         return None if self.form is None else (self.fts_name, *self.form, *what)
@@ -134,7 +135,9 @@ def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
         base = select(indexed.id).select_from(indexed.id.table)
         counts = [count(*holding(indexed, base, f"w{i}")) for i in range(len(words))]
         if ranges:
-            counts.append(count(base.where(on_dates(indexed, len(ranges))), indexed.id.desc()))
+            counts.append(select(func.count()).select_from(newest_of(
+                indexed, [indexed.id], COUNT_CAP, on_dates(indexed, len(ranges))).subquery())
+                .scalar_subquery())
         rows = counted()
         return select(rows.c.scope_rows, rows.c.scope_top, *counts)
     statement = built(indexed.form_of("statistics", len(words), len(ranges), "known" in values),
@@ -170,8 +173,7 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
                 .limit(bindparam("row_limit")))
 
     def on_the_dates():
-        statement = indexed.scoped(select(*columns).where(on_dates(indexed, len(ranges))))
-        return indexed.joined(statement).order_by(indexed.id.desc()).limit(bindparam("row_limit"))
+        return newest_of(indexed, columns, bindparam("row_limit"), on_dates(indexed, len(ranges)))
     found = {}
     for word in sorted(words, key=lambda w: (held or {}).get(w, 0)):
         if len(found) >= limit:
@@ -182,6 +184,15 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
         keep(found, read(built(indexed.form_of("on dates", len(ranges)), on_the_dates), {
             **indexed.values, **dated, "row_limit": limit}))
     return list(found.values())
+
+
+def newest_of(indexed: Indexed, columns, limit, *where):
+    """`columns` of the scope's rows meeting `where`, newest first, up to `limit`: a scope made
+    of branches (memories) walks each apart (see statements.newest_in)."""
+    if indexed.branches:
+        return newest_in(indexed.branches, columns, indexed.id, limit, *where)
+    statement = indexed.scoped(select(*columns).where(*where))
+    return indexed.joined(statement).order_by(indexed.id.desc()).limit(limit)
 
 
 def keep(found: dict, result) -> None:
@@ -209,22 +220,22 @@ def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int,
 
 
 def memories_indexed(condition, key: tuple | None = None, values: dict | None = None,
-                     form: tuple | None = None) -> Indexed:
+                     form: tuple | None = None, branches: tuple = ()) -> Indexed:
     """The session's memories: `condition` with its values written in, or, with `form` (see
-    SessionScope.bound), with the bound `values`."""
+    SessionScope.bound), with the bound `values`; `branches`, the same condition in parts."""
     return Indexed("memories_fts", Memory.id, Memory.content, Memory.created_at,
                    (Memory.id, Memory.content, Memory.embedding, Memory.embedding_model),
                    lambda statement: statement.where(condition), key, values=values or {},
-                   form=form)
+                   form=form, branches=tuple(branches))
 
 
 def memory_matches(condition, query: str, limit: int, key: tuple | None = None,
-                   values: dict | None = None, form: tuple | None = None
+                   values: dict | None = None, form: tuple | None = None, branches: tuple = ()
                    ) -> tuple[dict[int, float], list]:
     """({id: keyword score}, [(id, embedding, embedding_model)]) of the memories meeting
     `condition` (the session's scope, named by `key`) that match the query: the vectors come
     along for free."""
-    scores, rows = scored(memories_indexed(condition, key, values, form), query, limit,
+    scores, rows = scored(memories_indexed(condition, key, values, form, branches), query, limit,
                           lambda row: row[1])  # (id, content, embedding, embedding_model, ...)
     return scores, [(row[0], row[2], row[3]) for row in rows.values()]
 

@@ -22,6 +22,9 @@ class Memory(db.Model):
         CheckConstraint("(memorable_type IS NULL) = (memorable_id IS NULL)",
                         name="ck_memory_memorable_pair"),
         Index("ix_memories_tenant_id_id", "tenant_id", "id"),
+        # A session's memories, one (memorable, subject) pair at a time, newest first (scopes.py).
+        Index("ix_memories_scope", "tenant_id", "memorable_type", "memorable_id", "subject_id",
+              "id"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     # Whose data it is at all: never NULL, always filled in from the session.

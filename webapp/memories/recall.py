@@ -18,10 +18,10 @@ from sqlalchemy import bindparam, select
 from ..extensions import db
 from .embeddings import EmbedderUnavailable, QueryEmbedding, from_bytes
 from .keywords import memory_matches
-from .statements import built, read
+from .statements import built, newest_in, read
 from .models import Memory
 from .ranking import best_first
-from .scopes import SessionScope
+from .scopes import SessionScope, branches_bound
 from .store import newest
 
 log = logging.getLogger(__name__)
@@ -120,13 +120,13 @@ def search(scope: SessionScope, query: str, config, limit: int = 5) -> tuple[lis
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     form, condition, values = scope.bound()
     key = (scope.tenant_id, scope.subject_id, tuple(sorted(scope.orders.values())))
-    scores, matches = memory_matches(condition, query, pool, key, values, form)
+    scores, matches = memory_matches(condition, query, pool, key, values, form,
+                                     branches_bound(*form[1:]))
     recent = []
     if similarity_alone_may_place(len(scores), limit, config):
-        recent = read(built((*form, "newest"), lambda: select(
-            Memory.id, Memory.embedding, Memory.embedding_model).where(condition)
-            .order_by(Memory.id.desc()).limit(bindparam("row_limit"))),
-            {**values, "row_limit": max(pool // 2, 1)}).all()
+        recent = read(built((*form, "newest"), lambda: newest_in(
+            branches_bound(*form[1:]), [Memory.id, Memory.embedding, Memory.embedding_model],
+            Memory.id, bindparam("row_limit"))), {**values, "row_limit": max(pool // 2, 1)}).all()
 
     def vectors(ids: list[int]):
         """Both candidate lists came with their vectors: no further query."""

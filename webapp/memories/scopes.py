@@ -58,6 +58,10 @@ class SessionScope:
             values["scope_orders"] = list(self.orders.values())
         return ("memories applying to", *form), applies_bound(*form), values
 
+    def branches(self) -> list:
+        """applies() as its disjoint branches (see scope_branches), values written in."""
+        return scope_branches(self.tenant_id, self.subject_id, list(self.orders.values()) or None)
+
     def applies(self):
         """SQL condition: memories of this tenant, about it or this session's memorables,
         shared or for this person (its values written in)."""
@@ -109,18 +113,36 @@ def describe(memory: Memory) -> str:
 @lru_cache(maxsize=4)
 def applies_bound(with_person: bool, with_orders: bool):
     """SessionScope.applies() of one shape, its values bound (see SessionScope.bound)."""
-    return scope_condition(bindparam("scope_tenant"),
-                           bindparam("scope_subject") if with_person else None,
-                           bindparam("scope_orders", expanding=True) if with_orders else None)
+    return or_(*(branch for branch, _ in branches_bound(with_person, with_orders)))
+
+
+@lru_cache(maxsize=4)
+def branches_bound(with_person: bool, with_orders: bool) -> tuple:
+    """SessionScope.branches() of one shape, its values bound."""
+    return tuple(scope_branches(bindparam("scope_tenant"),
+                                bindparam("scope_subject") if with_person else None,
+                                bindparam("scope_orders", expanding=True) if with_orders else None))
 
 
 def scope_condition(tenant, subject, orders):
     """The tenant's memories about it, the subject's account (if any) or the orders (if any),
     shared or the subject's: with values or bound parameters."""
-    memorable, subjects = [Memory.memorable_type.is_(None)], [Memory.subject_id.is_(None)]
+    return or_(*(branch for branch, _ in scope_branches(tenant, subject, orders)))
+
+
+def scope_branches(tenant, subject, orders) -> list[tuple]:
+    """scope_condition() as disjoint (condition, in id order) pairs, one per (memorable, subject)
+    pairing, each a range of ix_memories_scope: a person's memories are found without passing
+    the shop's other customers' (the index of the tenant alone walked them all, newest first, on
+    every reply). The orders' ranges are several, so not in id order: they are sorted."""
+    memorable = [(and_(Memory.memorable_type.is_(None), Memory.memorable_id.is_(None)), True)]
+    subjects = [Memory.subject_id.is_(None)]
     if subject is not None:
-        memorable.append(and_(Memory.memorable_type == ACCOUNT, Memory.memorable_id == subject))
+        memorable.append((and_(Memory.memorable_type == ACCOUNT, Memory.memorable_id == subject),
+                          True))
         subjects.append(Memory.subject_id == subject)
     if orders is not None:
-        memorable.append(and_(Memory.memorable_type == ORDER, Memory.memorable_id.in_(orders)))
-    return and_(Memory.tenant_id == tenant, or_(*memorable), or_(*subjects))
+        memorable.append((and_(Memory.memorable_type == ORDER, Memory.memorable_id.in_(orders)),
+                          False))
+    return [(and_(Memory.tenant_id == tenant, about, whom), ordered)
+            for about, ordered in memorable for whom in subjects]

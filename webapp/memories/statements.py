@@ -7,6 +7,8 @@ query words) and reused; its rows are read as Core rows.
 """
 from typing import Callable
 
+from sqlalchemy import select, union_all
+
 from ..extensions import db
 
 STATEMENTS: dict = {}  # (dialect, form...) -> a statement whose values are bound parameters
@@ -32,3 +34,17 @@ def read(statement, values: dict | None = None):
     machinery. Pending changes are flushed first, as the session's own execute would."""
     db.session.flush()
     return db.session.connection().execute(statement, values or {})
+
+
+def newest_in(branches, columns, id_column, limit, *where):
+    """`columns` of the rows meeting one of `branches` (disjoint (condition, in id order) pairs)
+    and `where`, newest first, up to `limit`: each branch walked newest first on its own index
+    range (or, not in id order, read and sorted) and the walks merged. One OR of them would be
+    read whole and sorted (a scope of 100,000 rows), and a walk of a wider index would pass every
+    row beside the scope (a shop's other customers'). A branch sorted by -id offers the planner
+    no index order, so it keeps to the branch's own ranges."""
+    walks = [select(*columns).where(branch, *where)
+             .order_by(id_column.desc() if ordered else -id_column).limit(limit).subquery()
+             for branch, ordered in branches]
+    merged = union_all(*(select(walk) for walk in walks)).subquery()
+    return select(merged).order_by(merged.c[id_column.name].desc()).limit(limit)

@@ -12,6 +12,7 @@ from .embeddings import embed_many
 from .models import Memory
 from .revisions import SHELL, Changer, forget_history, keep_old_text
 from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope
+from .statements import newest_in
 
 MAX_MEMORY_CHARS = 500
 
@@ -80,8 +81,9 @@ def set_vectors(memories: list[Memory], config) -> int:
 
 def newest(scope: SessionScope, limit: int) -> list[Memory]:
     """The newest memories that apply to this session, newest first (rows ordered by id)."""
-    return list(db.session.scalars(select(Memory).where(scope.applies())
-                                   .order_by(Memory.id.desc()).limit(limit)))
+    ids = db.session.scalars(newest_in(scope.branches(), [Memory.id], Memory.id, limit)).all()
+    found = {m.id: m for m in db.session.scalars(select(Memory).where(Memory.id.in_(ids)))}
+    return [found[i] for i in ids]
 
 
 def visible(scope: SessionScope, memory_id) -> Memory | None:
