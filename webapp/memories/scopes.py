@@ -58,10 +58,6 @@ class SessionScope:
             values["scope_orders"] = list(self.orders.values())
         return ("memories applying to", *form), applies_bound(*form), values
 
-    def branches(self) -> list:
-        """applies() as its disjoint branches (see scope_branches), values written in."""
-        return scope_branches(self.tenant_id, self.subject_id, list(self.orders.values()) or None)
-
     def applies(self):
         """SQL condition: memories of this tenant, about it or this session's memorables,
         shared or for this person (its values written in)."""
@@ -118,7 +114,7 @@ def applies_bound(with_person: bool, with_orders: bool):
 
 @lru_cache(maxsize=4)
 def branches_bound(with_person: bool, with_orders: bool) -> tuple:
-    """SessionScope.branches() of one shape, its values bound."""
+    """scope_branches() of one shape (see SessionScope.bound), its values bound."""
     return tuple(scope_branches(bindparam("scope_tenant"),
                                 bindparam("scope_subject") if with_person else None,
                                 bindparam("scope_orders", expanding=True) if with_orders else None))

@@ -3,7 +3,7 @@
 There is no way in here to write a memory without a tenant, nor to read one outside the session:
 the tenant always comes from the SessionScope, which comes from the conversation or the person.
 """
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from ..extensions import db
 from ..models import utcnow
@@ -11,8 +11,8 @@ from ..security.validation import bounded_int, has_nul
 from .embeddings import embed_many
 from .models import Memory
 from .revisions import SHELL, Changer, forget_history, keep_old_text
-from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope
-from .statements import newest_in
+from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope, branches_bound
+from .statements import built, newest_in, read
 
 MAX_MEMORY_CHARS = 500
 
@@ -81,7 +81,10 @@ def set_vectors(memories: list[Memory], config) -> int:
 
 def newest(scope: SessionScope, limit: int) -> list[Memory]:
     """The newest memories that apply to this session, newest first (rows ordered by id)."""
-    ids = db.session.scalars(newest_in(scope.branches(), [Memory.id], Memory.id, limit)).all()
+    form, _, values = scope.bound()
+    ids = read(built((*form, "newest ids"), lambda: newest_in(
+        branches_bound(*form[1:]), [Memory.id], Memory.id, bindparam("row_limit"))),
+        {**values, "row_limit": limit}).scalars().all()
     found = {m.id: m for m in db.session.scalars(select(Memory).where(Memory.id.in_(ids)))}
     return [found[i] for i in ids]
 
