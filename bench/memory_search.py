@@ -1,5 +1,6 @@
 """Benchmark: memory recall latency over 100, 1,000, 10,000 and 100,000 memories in one scope,
-and conversation search over 10,000 turns of one person.
+then for a customer with 100 memories in a shop of 100,000 about 2,000 other customers, and
+conversation search over 10,000 turns of one person.
 
 For each size, one customer of a fresh tenant gets that many memories (SQLite in a temporary
 folder, FTS5 index, all-MiniLM-L6-v2 vectors), then two recalls are timed:
@@ -35,7 +36,7 @@ from webapp.extensions import db  # noqa: E402
 from webapp.memories.embeddings import MINILM_NAME, MiniLMEmbedder, to_bytes  # noqa: E402
 from webapp.memories.history import search_turns  # noqa: E402
 from webapp.memories.models import Memory, TurnVector  # noqa: E402
-from webapp.models import Conversation, Turn  # noqa: E402
+from webapp.models import Conversation, Turn, User  # noqa: E402
 from webapp.memories.recall import for_prompt, search  # noqa: E402
 from webapp.memories.scopes import SessionScope  # noqa: E402
 
@@ -74,6 +75,33 @@ def build(config, size: int, base_texts: list[str], base_vectors: np.ndarray) ->
                      "embedding": to_bytes(vector), "embedding_model": MINILM_NAME})
     for start in range(0, len(rows), 1000):
         db.session.execute(insert(Memory), rows[start:start + 1000])
+    db.session.commit()
+    return SessionScope.for_user(user)
+
+
+def build_shop(size: int, mine: int, base_texts: list[str], base_vectors: np.ndarray
+               ) -> SessionScope:
+    """A customer with about `mine` memories about their account in a shop whose `size` other
+    memories are about 2,000 other customers (personal, like the distiller's), as a real shop's
+    would be: the scope is small, the shop is not."""
+    tenant = get_or_create_tenant("bench-shop-memories", "Bench shop memories")
+    user = get_or_create_user(tenant, "customer@shop.invalid", "Shop Customer")
+    db.session.execute(insert(User), [{"tenant_id": tenant.id, "email": f"c{i}@shop.invalid",
+                                       "name": f"Customer {i}"} for i in range(2000)])
+    db.session.commit()
+    others = db.session.scalars(select(User.id).where(User.tenant_id == tenant.id,
+                                                      User.id != user.id)).all()
+    rows, every = [], (size + mine) // mine
+    for i in range(size + mine):
+        k = i % len(base_texts)
+        # the customer's spread over the shop's history, as a customer who comes back now and then
+        whom = user.id if i % every == every - 1 else others[i % len(others)]
+        rows.append({"tenant_id": tenant.id, "subject_id": whom, "memorable_type": "account",
+                     "memorable_id": whom, "source": "hand", "content": f"{base_texts[k][:-1]} "
+                     f"(note {i}).", "embedding": to_bytes(base_vectors[k]),
+                     "embedding_model": MINILM_NAME})
+    for start in range(0, len(rows), 5000):
+        db.session.execute(insert(Memory), rows[start:start + 5000])
     db.session.commit()
     return SessionScope.for_user(user)
 
@@ -224,6 +252,13 @@ def main() -> None:
                   f"p95 {results[size][0][1]:.2f} ms | hybrid median {results[size][1][0]:.2f} "
                   f"ms, p95 {results[size][1][1]:.2f} ms "
                   f"(pool {app.config['NIMBUS_MEMORY_CANDIDATE_POOL']})")
+        shop = build_shop(SIZES[-1], 100, base_texts, base_vectors)
+        block = summary(timed(lambda i: for_prompt(shop, recency_config), REPEATS))
+        found = summary(timed(lambda i: search(shop, QUERIES[i % len(QUERIES)], hybrid_config,
+                                               limit=10), REPEATS))
+        print(f"a customer's 100 memories in a shop of {SIZES[-1]} about 2000 others: recency "
+              f"median {block[0]:.2f} ms, p95 {block[1]:.2f} ms | hybrid median {found[0]:.2f} "
+              f"ms, p95 {found[1]:.2f} ms")
         user = build_turns(TURNS, base_texts, base_vectors)
         turns = summary(timed(lambda i: search_turns(user, QUERIES[i % len(QUERIES)],
                                                      hybrid_config, limit=10), REPEATS))
