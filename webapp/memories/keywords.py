@@ -48,7 +48,7 @@ class Indexed:
     joined: Callable = lambda statement: statement  # what else a candidate row brings along
     values: dict = field(default_factory=dict)  # the scope's bound parameters, when it has some
     form: tuple | None = None  # names the scope's conditions: its statements are built once
-    branches: tuple = ()  # the scope as disjoint conditions, each walked newest first apart
+    branches: tuple = ()  # the scope as disjoint (condition, in id order) pairs, walked apart
 
     def form_of(self, *what) -> tuple | None:
         return None if self.form is None else (self.fts_name, *self.form, *what)
@@ -127,17 +127,16 @@ def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
     figure as stopping there."""
     counted, values, finish = row_count(indexed)
 
-    def count(rows, order):  # the order makes SQLite walk the index, not the scope
-        return select(func.count()).select_from(
-            indexed.scoped(rows).order_by(order).limit(COUNT_CAP).subquery()).scalar_subquery()
+    def count(limited):  # its order makes SQLite walk an index, not the scope, up to the cap
+        return select(func.count()).select_from(limited.subquery()).scalar_subquery()
 
     def build():
         base = select(indexed.id).select_from(indexed.id.table)
-        counts = [count(*holding(indexed, base, f"w{i}")) for i in range(len(words))]
+        counts = [count(indexed.scoped(rows).order_by(order).limit(COUNT_CAP)) for rows, order
+                  in (holding(indexed, base, f"w{i}") for i in range(len(words)))]
         if ranges:
-            counts.append(select(func.count()).select_from(newest_of(
-                indexed, [indexed.id], COUNT_CAP, on_dates(indexed, len(ranges))).subquery())
-                .scalar_subquery())
+            counts.append(count(newest_of(indexed, [indexed.id], COUNT_CAP,
+                                          on_dates(indexed, len(ranges)))))
         rows = counted()
         return select(rows.c.scope_rows, rows.c.scope_top, *counts)
     statement = built(indexed.form_of("statistics", len(words), len(ranges), "known" in values),
@@ -173,7 +172,8 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
                 .limit(bindparam("row_limit")))
 
     def on_the_dates():
-        return newest_of(indexed, columns, bindparam("row_limit"), on_dates(indexed, len(ranges)))
+        return indexed.joined(newest_of(indexed, columns, bindparam("row_limit"),
+                                        on_dates(indexed, len(ranges))))
     found = {}
     for word in sorted(words, key=lambda w: (held or {}).get(w, 0)):
         if len(found) >= limit:
@@ -191,8 +191,7 @@ def newest_of(indexed: Indexed, columns, limit, *where):
     of branches (memories) walks each apart (see statements.newest_in)."""
     if indexed.branches:
         return newest_in(indexed.branches, columns, indexed.id, limit, *where)
-    statement = indexed.scoped(select(*columns).where(*where))
-    return indexed.joined(statement).order_by(indexed.id.desc()).limit(limit)
+    return indexed.scoped(select(*columns).where(*where)).order_by(indexed.id.desc()).limit(limit)
 
 
 def keep(found: dict, result) -> None:

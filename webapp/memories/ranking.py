@@ -103,10 +103,11 @@ def ascii_counts(texts: list[str], terms: list[str]) -> tuple[np.ndarray, dict]:
     word_starts, word_ends = edges[0::2], edges[1::2]
     lengths = np.diff(np.searchsorted(word_starts, [*starts.tolist(), len(buffer)]))
     counts = {term: np.zeros(len(texts), np.int64) for term in terms}
-    picked = [np.arange(len(word_starts))[:0]]
+    every = np.arange(len(word_starts))
+    picked = [every[:0]]
     for prefix in shortest({t[:max(len(t) - 2, 1)][:PREFIX_ROOM].encode() for t in terms
                             if t.isascii()}):
-        chosen = np.arange(len(word_starts))
+        chosen = every
         for offset, byte in enumerate(prefix):  # a shorter word meets a space: never a letter
             chosen = chosen[letters[word_starts[chosen] + offset] == byte]
         picked.append(chosen)

@@ -120,12 +120,12 @@ def search(scope: SessionScope, query: str, config, limit: int = 5) -> tuple[lis
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     form, condition, values = scope.bound()
     key = (scope.tenant_id, scope.subject_id, tuple(sorted(scope.orders.values())))
-    scores, matches = memory_matches(condition, query, pool, key, values, form,
-                                     branches_bound(*form[1:]))
+    branches = branches_bound(*scope.shape)
+    scores, matches = memory_matches(condition, query, pool, key, values, form, branches)
     recent = []
     if similarity_alone_may_place(len(scores), limit, config):
         recent = read(built((*form, "newest"), lambda: newest_in(
-            branches_bound(*form[1:]), [Memory.id, Memory.embedding, Memory.embedding_model],
+            branches, [Memory.id, Memory.embedding, Memory.embedding_model],
             Memory.id, bindparam("row_limit"))), {**values, "row_limit": max(pool // 2, 1)}).all()
 
     def vectors(ids: list[int]):

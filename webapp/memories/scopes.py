@@ -46,17 +46,21 @@ class SessionScope:
     def applies_clause(self):
         return self.applies()
 
+    @property
+    def shape(self) -> tuple[bool, bool]:
+        """(with a person, with orders): sessions of one shape share their statements."""
+        return self.subject_id is not None, bool(self.orders)
+
     def bound(self) -> tuple[tuple, object, dict]:
         """(form, condition, values): applies() with its values as bound parameters, so the
         statements of every session of one shape (with or without a person, with or without
-        orders) are built once."""
-        form = (self.subject_id is not None, bool(self.orders))
+        orders) are built once; branches_bound(*shape) gives the same in branches."""
         values = {"scope_tenant": self.tenant_id}
         if self.subject_id is not None:
             values["scope_subject"] = self.subject_id
         if self.orders:
             values["scope_orders"] = list(self.orders.values())
-        return ("memories applying to", *form), applies_bound(*form), values
+        return ("memories applying to", *self.shape), applies_bound(*self.shape), values
 
     def applies(self):
         """SQL condition: memories of this tenant, about it or this session's memorables,

@@ -83,7 +83,7 @@ def newest(scope: SessionScope, limit: int) -> list[Memory]:
     """The newest memories that apply to this session, newest first (rows ordered by id)."""
     form, _, values = scope.bound()
     ids = read(built((*form, "newest ids"), lambda: newest_in(
-        branches_bound(*form[1:]), [Memory.id], Memory.id, bindparam("row_limit"))),
+        branches_bound(*scope.shape), [Memory.id], Memory.id, bindparam("row_limit"))),
         {**values, "row_limit": limit}).scalars().all()
     found = {m.id: m for m in db.session.scalars(select(Memory).where(Memory.id.in_(ids)))}
     return [found[i] for i in ids]
