@@ -137,9 +137,8 @@ def build_turns(size: int, base_texts: list[str], base_vectors: np.ndarray):
 def build_real_turns(size: int, base_vectors: np.ndarray):
     """One customer with `size` recall-corpus turns, imported, in a shop whose other customers
     have as many; every turn with a vector. Returns the customer and the questions to ask."""
-    from bench.recall_corpus import build_user
-    from webapp.llm.messages import assistant_message, user_message
-    from webapp.transfer import FORMAT, VERSION, import_conversation
+    from bench.recall_corpus import build_user, import_file
+    from webapp.transfer import import_conversation
     tenant = get_or_create_tenant("bench-shop", "Bench shop")
     user = get_or_create_user(tenant, "regular@bench.invalid", "Bench Regular")
     others = [get_or_create_user(tenant, f"other{i}@bench.invalid", f"Other {i}") for i in range(50)]
@@ -151,12 +150,7 @@ def build_real_turns(size: int, base_vectors: np.ndarray):
         questions += [q.text for q in corpus.questions]
         for s, session in enumerate(corpus.sessions):
             for who in (user, others[(index * 31 + s) % len(others)]):  # ids interleave
-                import_conversation({"format": FORMAT, "version": VERSION,
-                                     "title": session[0]["question"][:60], "turns": [
-                                         {"messages": [user_message(t["question"]),
-                                                       assistant_message(t["answer"])],
-                                          "created_at": t["created_at"].isoformat()}
-                                         for t in session]}, who)
+                import_conversation(import_file(session), who)
             imported += len(session)
             if imported >= size:
                 break
@@ -192,18 +186,16 @@ def embedding_throughput(config) -> None:
     """`memories embed` before and after batching, over the 300 turns of one recall-bench user:
     one text per model run and one commit per row, against batches on every core."""
     from bench.recall_corpus import build
-    from webapp.llm.messages import assistant_message, user_message
+    from bench.recall_corpus import import_file
     from webapp.memories.history import store_turn_vectors, turn_text
     from webapp.memories.models import TurnVector
     from webapp.models import Turn
-    from webapp.transfer import FORMAT, VERSION, import_conversation
+    from webapp.transfer import import_conversation
     tenant = get_or_create_tenant("bench-embed", "Bench embed")
     user = get_or_create_user(tenant, "embed@bench.invalid", "Bench Embed")
     db.session.commit()
     for session in build(1)[0].sessions:
-        import_conversation({"format": FORMAT, "version": VERSION, "turns": [
-            {"messages": [user_message(t["question"]), assistant_message(t["answer"])]}
-            for t in session]}, user)
+        import_conversation(import_file(session), user)
     turns = db.session.scalars(db.select(Turn).join(Turn.conversation)
                                .where(Turn.conversation.has(user_id=user.id))).all()
     embedder = MiniLMEmbedder()

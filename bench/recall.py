@@ -25,18 +25,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from bench.recall_corpus import build  # noqa: E402
+from bench.recall_corpus import build, import_file  # noqa: E402
 from webapp import create_app  # noqa: E402
 from webapp.accounts import get_or_create_tenant, get_or_create_user  # noqa: E402
 from webapp.config import DEFAULTS  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
-from webapp.llm.messages import assistant_message, user_message  # noqa: E402
 from webapp.memories.embeddings import MINILM_NAME, MiniLMEmbedder, from_bytes, get_embedder
 from webapp.memories.history import search_turns, store_turn_vectors  # noqa: E402
 from webapp.memories.models import TurnVector  # noqa: E402
 from webapp.models import Conversation, Turn  # noqa: E402
-from webapp.transfer import FORMAT, VERSION, import_conversation  # noqa: E402
+from webapp.transfer import import_conversation  # noqa: E402
 
 KINDS = ["detail", "paraphrase", "order number", "speaker", "two-session", "date", "unanswerable"]
 TUNING_USERS = range(0, 5)
@@ -52,11 +51,7 @@ def load(corpus) -> tuple[dict, dict, dict]:
         db.session.commit()
         users[person.index] = user
         for s, session in enumerate(person.sessions):
-            conversation = import_conversation({
-                "format": FORMAT, "version": VERSION, "title": session[0]["question"][:60],
-                "turns": [{"messages": [user_message(t["question"]),
-                                        assistant_message(t["answer"])],
-                           "created_at": t["created_at"].isoformat()} for t in session]}, user)
+            conversation = import_conversation(import_file(session), user)
             sessions[conversation.id] = s
             for turn in conversation.turns:
                 turn_ids[(person.index, s, turn.seq)] = turn.id

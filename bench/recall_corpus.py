@@ -353,5 +353,14 @@ def build_user(index: int) -> UserCorpus:
     return UserCorpus(index, NAMES[index % len(NAMES)], sessions, questions)
 
 
+def import_file(session: list[dict]) -> dict:
+    """A session as a Nimbus conversation file, for `import_conversation` (as `flask import`)."""
+    from webapp.llm.messages import assistant_message, user_message
+    from webapp.transfer import FORMAT, VERSION
+    return {"format": FORMAT, "version": VERSION, "title": session[0]["question"][:60],
+            "turns": [{"messages": [user_message(t["question"]), assistant_message(t["answer"])],
+                       "created_at": t["created_at"].isoformat()} for t in session]}
+
+
 def build(users: int) -> list[UserCorpus]:
     return [build_user(i) for i in range(users)]

@@ -83,3 +83,18 @@ def wait_for_replies(app, timeout=10):
         run.thread.join(timeout)
         assert not run.thread.is_alive(), "a reply is still being written"
 
+
+def sqlite_steps(call) -> int:
+    """Hundreds of SQLite virtual-machine instructions a call runs: the work done, not a time."""
+    raw = db.session.connection().connection.driver_connection
+    steps = [0]
+
+    def tick():
+        steps[0] += 1
+        return 0
+    raw.set_progress_handler(tick, 100)
+    try:
+        call()
+    finally:
+        raw.set_progress_handler(None, 100)
+    return steps[0]

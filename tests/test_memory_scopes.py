@@ -183,7 +183,7 @@ def test_the_newest_memories_read_pairing_by_pairing_are_those_of_one_condition(
 def test_a_reply_does_not_walk_the_memories_of_the_shops_other_customers(app, alex, sam):
     """The prompt block's newest memories come from the person's own index ranges, however many
     memories the shop keeps about everyone else."""
-    from .test_memory_search_cost import sqlite_steps
+    from .support import sqlite_steps
     app.config["NIMBUS_MEMORY_SEARCH"] = False
     scope = SessionScope.for_user(alex)
     for i in range(12):

@@ -11,6 +11,8 @@ from webapp.memories.history import newest_turns
 from webapp.models import Conversation, Turn
 from webapp.storage import create_conversation
 
+from .support import sqlite_steps
+
 
 def add_turns(conversations, count: int) -> None:
     """`count` turns spread over the conversations in turn (ids interleave between people); every
@@ -275,21 +277,6 @@ def test_statements_built_once_answer_each_person_with_their_own_rows(app, alex,
         memories, _ = search(SessionScope.for_user(user), "umbrella", app.config, limit=10)
         assert [m.content for m, _ in memories] == [f"{user.name} keeps an umbrella at work."]
 
-
-def sqlite_steps(call) -> int:
-    """Hundreds of SQLite virtual-machine instructions a call runs: the work done, not a time."""
-    raw = db.session.connection().connection.driver_connection
-    steps = [0]
-
-    def tick():
-        steps[0] += 1
-        return 0
-    raw.set_progress_handler(tick, 100)
-    try:
-        call()
-    finally:
-        raw.set_progress_handler(None, 100)
-    return steps[0]
 
 
 def test_a_search_does_not_walk_the_conversations_of_the_shops_other_customers(app, alex, sam):
