@@ -15,7 +15,7 @@ SQLITE_DDL = {
 POSTGRES_DDL = [
     "CREATE INDEX IF NOT EXISTS ix_memories_fulltext ON memories "
     "USING gin (to_tsvector('english', content))",
-    "CREATE INDEX IF NOT EXISTS ix_turns_fulltext ON turns "
+    "CREATE INDEX IF NOT EXISTS ix_turns_fulltext ON turns "  # keywords.TURN_TEXT asks for it
     "USING gin (to_tsvector('english', question || ' ' || answer))",
 ]
 

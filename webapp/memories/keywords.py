@@ -56,10 +56,13 @@ class Indexed:
 
 def holding(indexed: Indexed, statement, name: str):
     """`statement` narrowed to rows holding the word bound as `name` (see word_value), the index
-    driving: SQLite walks the word's FTS5 entries newest first, so a LIMIT stops it early."""
+    driving: SQLite walks the word's FTS5 entries newest first, so a LIMIT stops it early.
+    PostgreSQL finds them in its GIN index and sorts them: ordered by -id, which no index
+    offers, since walking the primary key newest first computed each row's tsvector (a second
+    and more per search over 10,000 turns)."""
     if db.engine.dialect.name == "postgresql":
         return statement.where(func.to_tsvector(literal_column("'english'"), indexed.text).op("@@")(
-            func.plainto_tsquery(literal_column("'english'"), bindparam(name)))), indexed.id.desc()
+            func.plainto_tsquery(literal_column("'english'"), bindparam(name)))), -indexed.id
     fts = table(indexed.fts_name, column("rowid"))
     return (statement.join(fts, fts.c.rowid == indexed.id)
             .where(text(f"{indexed.fts_name} MATCH :{name}")), fts.c.rowid.desc())
@@ -239,6 +242,11 @@ def memory_matches(condition, query: str, limit: int, key: tuple | None = None,
     return scores, [(row[0], row[2], row[3]) for row in rows.values()]
 
 
+# A turn's text as ix_turns_fulltext indexes it (keyword_index.py): the space is written into the
+# SQL, since a bound one makes a different expression, which the index cannot serve.
+TURN_TEXT = Turn.question + literal_column("' '") + Turn.answer
+
+
 def own_turns(statement):
     """`statement` joined and filtered to one person's finished turns, bound as scope_user and
     scope_tenant."""
@@ -261,7 +269,7 @@ def turns_indexed(user) -> Indexed:
 @lru_cache(maxsize=1)
 def person_turns() -> Indexed:
     """A person's turns, their scope bound (see own_turns): its expressions made once."""
-    return Indexed("turns_fts", Turn.id, Turn.question + " " + Turn.answer, Turn.created_at,
+    return Indexed("turns_fts", Turn.id, TURN_TEXT, Turn.created_at,
                    (Turn.id, Turn.question, Turn.answer, TurnVector.embedding,
                     TurnVector.embedding_model), own_turns, joined=with_vector,
                    form=("a person's turns",))
