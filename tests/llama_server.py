@@ -64,8 +64,9 @@ def missing() -> str | None:
 class LlamaServer:
     """One llama-server process on a free port; `kill()` ends it hard, `start()` again."""
 
-    def __init__(self, log_path: str, context: int = CONTEXT, slots: int = 1):
-        self.binary, self.model = find_binary(), find_model()
+    def __init__(self, log_path: str, context: int = CONTEXT, slots: int = 1,
+                 binary: str | None = None, model: str | None = None):
+        self.binary, self.model = binary or find_binary(), model or find_model()
         self.context, self.slots, self.log_path = context, slots, log_path
         self.port = free_port()
         self.process: subprocess.Popen | None = None
@@ -85,7 +86,9 @@ class LlamaServer:
         self.process = subprocess.Popen(
             [self.binary, "-m", self.model, "--host", "127.0.0.1", "--port", str(self.port),
              "-c", str(self.context), "-np", str(self.slots), "-t", "1", "--jinja",
-             "--chat-template-file", TEMPLATE],
+             # Repacking weights for AMX faults (SIGILL) on CPUs that advertise AMX but
+             # cannot run it; the plain kernels run on every x86-64.
+             "--no-repack", "--chat-template-file", TEMPLATE],
             stdout=log, stderr=subprocess.STDOUT)
         log.close()
         deadline = started + timeout

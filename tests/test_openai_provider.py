@@ -76,3 +76,10 @@ def test_provider_unreachable_saves_the_fallback(app, alex, server, provider):
     server.down()
     answer, conversation, _ = ask(alex, "Hello?", provider=provider)
     assert answer == FALLBACK_ERROR
+
+
+def test_a_failed_request_is_sent_once_not_repeated_by_the_sdk(alex, server, provider):
+    server.script({"status": 500, "error": "boom"}, {"text": "Never asked for."})
+    answer, _, _ = ask(alex, "Hello?", provider=provider)
+    assert answer == FALLBACK_ERROR
+    assert len(server.requests) == 1

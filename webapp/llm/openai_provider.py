@@ -121,7 +121,7 @@ def shared_client(api_key: str, base_url: str | None, timeout: float) -> openai.
         client = _CLIENTS.get(key)
         if client is None:
             client = _CLIENTS[key] = openai.OpenAI(api_key=api_key, base_url=base_url,
-                                                   timeout=timeout, max_retries=1)
+                                                   timeout=timeout, max_retries=0)
     return client
 
 
