@@ -15,6 +15,7 @@ from ..shop.order_numbers import order_numbers
 from .base import Reply, ToolCall
 from .tokens import estimate_tools
 from .offline_answers import answer_from_results, other_order_answer
+from .offline_followups import OTHER_ONE, asked_before, thanked
 from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
 
 ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: all)? my orders|"
@@ -94,7 +95,7 @@ def last_assistant_text(messages: list[dict]) -> str:
                  if m["role"] == "assistant" and t.strip()), "")
 
 
-OTHER_ORDER = re.compile(r"\b(?:my|the) other order\b", re.I)
+OTHER_ORDER = OTHER_ONE  # "the other order", "and the other one?"
 
 
 def mentioned_orders(messages: list[dict]) -> list[int]:
@@ -175,6 +176,10 @@ class OfflineModel:
         if GREETING.match(text) and len(text.split()) <= 4:
             return Reply(f"Hi! I'm {persona(messages)}. I can check your orders and refunds, open "
                          "support tickets and answer questions about the shop. What can I do for you?")
+        if thanked(text):
+            return Reply("You're welcome! Anything else I can help with?")
+        if (topic := asked_before(text)) and "search_history" in tools:
+            return self.call("search_history", messages, query=topic)
         if CONFIRM.match(text) and "?" not in text and len(text.split()) <= 5:
             return self.confirm(messages, tools)
         if re.search(r"\bremember\b(?! to\b)", lowered) and not QUESTION.search(text):
@@ -184,7 +189,7 @@ class OfflineModel:
             return Reply(f"Got it — I'll keep in mind that {fact.rstrip('.')}.")
         if ORDER_LIST.search(text) and "list_orders" in tools:
             return self.call("list_orders", messages)
-        vague = re.search(r"\b(other|that|this) order\b", lowered) or (
+        vague = re.search(r"\b(other|that|this) order\b", lowered) or OTHER_ONE.search(text) or (
             "refund" in lowered and re.search(r"\bit\b", lowered))
         if numbers or vague:
             numbers = numbers or self.infer_order(lowered, messages)
