@@ -29,3 +29,11 @@ def test_the_other_one_after_a_refund_question_is_about_another_order(app, alex,
 def test_what_i_asked_before_searches_my_earlier_conversations(app, alex, question):
     _, _, events = ask(alex, question)
     assert "search_history" in tools_called(events)
+
+
+@pytest.mark.parametrize("request_", ["I want to return my jacket", "can i return the rain jacket pls",
+                                      "how do I send back my jacket?"])
+def test_returning_an_item_finds_its_order_through_the_shops_tools(app, alex, request_):
+    answer, _, events = ask(alex, request_)
+    assert tools_called(events)[:2] == ["list_orders", "check_refund_eligibility"]
+    assert "#1041" in answer

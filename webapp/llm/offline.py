@@ -6,6 +6,7 @@ word, so every mechanism of the app can be shown on a laptop with no API key. Ba
 (summaries, memory distillation) are handlers in TASKS (webapp/hooks.py, filled by their
 packages' init_app), picked by their system prompt.
 """
+import json
 import re
 import time
 from typing import Iterator
@@ -15,7 +16,7 @@ from ..shop.order_numbers import order_numbers
 from .base import Reply, ToolCall
 from .tokens import estimate_tools
 from .offline_answers import answer_from_results, other_order_answer
-from .offline_followups import OTHER_ONE, asked_before, thanked
+from .offline_followups import OTHER_ONE, asked_before, item_asked, order_for_item, thanked
 from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
 
 ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: all)? my orders|"
@@ -159,6 +160,12 @@ class OfflineModel:
                 if m["role"] != "tool":
                     break
                 trailing.insert(0, m)
+            item = item_asked(last_question(messages))
+            if [m.get("name") for m in trailing] == ["list_orders"] and item \
+                    and "check_refund_eligibility" in tools:
+                order = order_for_item(item, json.loads(trailing[0]["content"]).get("orders", []))
+                if order is not None:
+                    return self.call("check_refund_eligibility", messages, order_id=order["order_id"])
             if ([m.get("name") for m in trailing] == ["list_orders"]
                     and OTHER_ORDER.search(last_question(messages))):
                 # The customer named no number: say which order is the likely one, and offer.
@@ -187,7 +194,7 @@ class OfflineModel:
             if "save_memory" in tools:
                 return self.call("save_memory", messages, content=fact)
             return Reply(f"Got it — I'll keep in mind that {fact.rstrip('.')}.")
-        if ORDER_LIST.search(text) and "list_orders" in tools:
+        if (ORDER_LIST.search(text) or (item_asked(text) and not numbers)) and "list_orders" in tools:
             return self.call("list_orders", messages)
         vague = re.search(r"\b(other|that|this) order\b", lowered) or OTHER_ONE.search(text) or (
             "refund" in lowered and re.search(r"\bit\b", lowered))

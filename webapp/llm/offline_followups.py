@@ -22,3 +22,20 @@ def asked_before(text: str) -> str | None:
         return None
     topic = re.sub(r"\b(?:before|earlier|last time|previously)\b", "", found.group(1)).strip(" ?.")
     return topic or None
+
+
+RETURN_ITEM = re.compile(r"\b(?:return|refund|send back|exchange|money back for)\s+(?:my|the|a|these|those|"
+                         r"this|that)\s+(?:new\s+)?([a-z][a-z -]{1,30}?)\s*(?:please|pls|i bought.*)?[.!?]*$",
+                         re.I)
+
+
+def item_asked(text: str) -> str | None:
+    """The item named in "I want to return my jacket" (no order number): found through list_orders."""
+    found = RETURN_ITEM.search(text)
+    return found.group(1).strip().lower() if found else None
+
+
+def order_for_item(item: str, orders: list[dict]) -> dict | None:
+    """The newest listed order whose item names what the person said ("jacket" → "Rain jacket")."""
+    words = [w.rstrip("s") for w in item.split() if len(w) > 2]
+    return next((o for o in orders if any(w in str(o.get("item", "")).lower() for w in words)), None)
