@@ -67,7 +67,7 @@ def test_a_supersession_shows_in_the_panel_with_its_source_message(app, guest):
     _, second, _ = ask(visitor, "Please call me instead.")
     distil_conversation(second.id)
     page = guest.get("/memories").text
-    assert "You prefer phone calls." in page and "You prefer email over phone." in page
+    assert "Prefers phone calls." in page and "Prefers email over phone." in page
     assert "Replaced after a conversation" in page
     assert f'href="/c/{second.id}#turn-1-question">message 1</a>' in page
 

@@ -132,7 +132,7 @@ def test_a_note_added_in_the_browser_applies_only_to_its_author(app, guest, alex
     assert "Refunds are free" not in prompt_block(SessionScope.for_user(alex), app.config)
 
 
-def test_the_panel_tells_the_visitor_their_notes_in_the_second_person(app, guest):
+def test_the_panel_shows_a_note_in_the_words_its_edit_box_holds(app, guest):
     visitor = guest_user(guest)
     note(visitor, "I prefer email over phone.", app.config)
     memory = newest(SessionScope.for_user(visitor), 1)[0]
@@ -140,4 +140,7 @@ def test_the_panel_tells_the_visitor_their_notes_in_the_second_person(app, guest
     memory.content = "Prefers email over phone."  # as the distiller notes it
     db.session.commit()
     page = guest.get("/memories").text
-    assert "You prefer email over phone." in page and visitor.name not in page.split("About you")[1]
+    shown = page.split('class="memory-content">')[1].split("<")[0]
+    edited = page.split("<textarea")[1].split(">", 1)[1].split("</textarea")[0]
+    assert shown == edited == "Prefers email over phone."
+    assert visitor.name not in page.split("About you")[1]

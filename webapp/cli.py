@@ -326,7 +326,9 @@ EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
               help="The customer it belongs to (default: the demo customer); created if new.")
 @click.option("--tenant", "tenant_slug", default=None, metavar="SLUG",
               help="With a new --user: the shop to create them in (default: the demo shop).")
-def import_(files, fmt, email, tenant_slug):
+@click.option("--distil", is_flag=True,
+              help="Learn memories from what the customer said in them (default: not).")
+def import_(files, fmt, email, tenant_slug, distil):
     """Import conversations: a Nimbus export, OpenAI messages (JSON or JSONL), ChatGPT's or
     Claude's conversations.json (ChatGPT's split conversations-000.json… may be given together),
     an Open WebUI export or ShareGPT; - reads stdin. All files go in at once, or none."""
@@ -352,6 +354,9 @@ def import_(files, fmt, email, tenant_slug):
         with click.progressbar(length=total, label=f"Importing {total:,} turns", file=sys.stderr,
                                show_pos=True) as bar:
             conversations = import_all(checked, user, bar.update)
+        if not distil:
+            from .memories.imported import leave_undistilled
+            leave_undistilled(conversations)
     except InvalidImport as error:
         db.session.rollback()
         raise click.ClickException(f"refused, nothing imported: {error}") from None

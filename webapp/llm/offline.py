@@ -6,6 +6,7 @@ word, so every mechanism of the app can be shown on a laptop with no API key. Ba
 (summaries, memory distillation) are handlers in TASKS (webapp/hooks.py, filled by their
 packages' init_app), picked by their system prompt.
 """
+import json
 import re
 import time
 from typing import Iterator
@@ -15,6 +16,7 @@ from ..shop.order_numbers import order_numbers
 from .base import Reply, ToolCall
 from .tokens import estimate_tools
 from .offline_answers import answer_from_results, other_order_answer
+from .offline_followups import OTHER_ONE, asked_before, item_asked, order_for_item, thanked
 from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
 
 ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: all)? my orders|"
@@ -94,7 +96,7 @@ def last_assistant_text(messages: list[dict]) -> str:
                  if m["role"] == "assistant" and t.strip()), "")
 
 
-OTHER_ORDER = re.compile(r"\b(?:my|the) other order\b", re.I)
+OTHER_ORDER = OTHER_ONE  # "the other order", "and the other one?"
 
 
 def mentioned_orders(messages: list[dict]) -> list[int]:
@@ -158,6 +160,12 @@ class OfflineModel:
                 if m["role"] != "tool":
                     break
                 trailing.insert(0, m)
+            item = item_asked(last_question(messages))
+            if [m.get("name") for m in trailing] == ["list_orders"] and item \
+                    and "check_refund_eligibility" in tools:
+                order = order_for_item(item, json.loads(trailing[0]["content"]).get("orders", []))
+                if order is not None:
+                    return self.call("check_refund_eligibility", messages, order_id=order["order_id"])
             if ([m.get("name") for m in trailing] == ["list_orders"]
                     and OTHER_ORDER.search(last_question(messages))):
                 # The customer named no number: say which order is the likely one, and offer.
@@ -175,6 +183,10 @@ class OfflineModel:
         if GREETING.match(text) and len(text.split()) <= 4:
             return Reply(f"Hi! I'm {persona(messages)}. I can check your orders and refunds, open "
                          "support tickets and answer questions about the shop. What can I do for you?")
+        if thanked(text):
+            return Reply("You're welcome! Anything else I can help with?")
+        if (topic := asked_before(text)) and "search_history" in tools:
+            return self.call("search_history", messages, query=topic)
         if CONFIRM.match(text) and "?" not in text and len(text.split()) <= 5:
             return self.confirm(messages, tools)
         if re.search(r"\bremember\b(?! to\b)", lowered) and not QUESTION.search(text):
@@ -182,9 +194,9 @@ class OfflineModel:
             if "save_memory" in tools:
                 return self.call("save_memory", messages, content=fact)
             return Reply(f"Got it — I'll keep in mind that {fact.rstrip('.')}.")
-        if ORDER_LIST.search(text) and "list_orders" in tools:
+        if (ORDER_LIST.search(text) or (item_asked(text) and not numbers)) and "list_orders" in tools:
             return self.call("list_orders", messages)
-        vague = re.search(r"\b(other|that|this) order\b", lowered) or (
+        vague = re.search(r"\b(other|that|this) order\b", lowered) or OTHER_ONE.search(text) or (
             "refund" in lowered and re.search(r"\bit\b", lowered))
         if numbers or vague:
             numbers = numbers or self.infer_order(lowered, messages)

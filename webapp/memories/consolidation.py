@@ -10,6 +10,7 @@ from sqlalchemy import delete, select
 from ..extensions import db
 from .models import Memory, MemoryRevision
 from .phrasing import fact_key
+from .slots import same_slot
 from .revisions import DISTILLER, Changer, keep_old_text
 from .scopes import TENANT_WORD, InvalidScope, SessionScope
 from .store import InvalidMemory, clean_content, editable, newest, remember, set_vectors, supersede
@@ -32,12 +33,26 @@ def tool_copies(conversation, seqs: set[int], content: str, name: str) -> list[M
         Memory.turn_seq.in_(seqs))) if fact_key(m.content, name) == key]
 
 
+def newest_first(known: dict[int, Memory]) -> list[Memory]:
+    """Newest first: of two notes keyed the same way, the newer is the one in force."""
+    return sorted(known.values(), key=lambda m: -m.id)
+
+
 def superseded(item: dict, known: dict[int, Memory], name: str) -> Memory | None:
-    """The known memory this item replaces; None when it names none, or says the same thing."""
+    """The known memory this item replaces: the one it names, else the one keyed the same way
+    (a second name, a new address); None when there is none, or it says the same thing."""
     target = known.get(item.get("supersedes")) if isinstance(item.get("supersedes"), int) else None
+    target = target or same_slot(str(item["content"]), newest_first(known))
     if target is None or fact_key(target.content, name) == fact_key(str(item["content"]), name):
         return None
     return target
+
+
+def already_known(item: dict, known: dict[int, Memory], name: str, copies: set[int]) -> bool:
+    """Whether a known memory says the same thing in other words (save_memory's `copies` from
+    these turns aside: the distiller's own copy replaces them)."""
+    key = fact_key(str(item["content"]), name)
+    return any(fact_key(m.content, name) == key for m in known.values() if m.id not in copies)
 
 
 def merge_tool_copies(memory: Memory, conversation, seqs: set[int], name: str, by: Changer) -> int:
@@ -76,9 +91,11 @@ def write_memories(items, conversation, scope, turns, config, known=()) -> dict[
                 placement = scope.place(word, personal, item.get("order_number"))
                 memory = supersede(old, clean_content(item["content"]), config, by, placement,
                                    reason=f"contradicted in message {seq + 1}")
-                known.pop(old.id)
                 counts["superseded"] += 1
                 changed_rows.append(memory)
+            elif already_known(item, known, scope.subject_name, {m.id for m in tool_copies(
+                    conversation, seqs, str(item["content"]), scope.subject_name)}):
+                continue
             else:
                 memory, created = remember(scope, item["content"], config, source="distilled",
                                            word=word, personal=personal,
@@ -88,6 +105,7 @@ def write_memories(items, conversation, scope, turns, config, known=()) -> dict[
                 if created:
                     counts["wrote"] += 1
                     changed_rows.append(memory)
+                    known[memory.id] = memory  # a later note in this window may replace it
         except (InvalidScope, InvalidMemory) as error:
             log.info("distiller: skipped a memory: %s", error)
             counts["skipped"] += 1

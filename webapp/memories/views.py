@@ -14,7 +14,7 @@ from ..models import Conversation
 from ..access import may_edit_memory
 from .export import export_memories
 from .history import search_turns
-from .phrasing import about, to_you
+from .phrasing import about
 from .revisions import Changer, history_of
 from .scopes import (
     ACCOUNT,
@@ -94,11 +94,9 @@ def render_panel(error: str | None = None, status: int = 200):
     history = history_of(m.id for _, group in memories for m in group)
     context = {"groups": memories, "own": own_conversations(scope, memories, history),
                "history": history, "actions": ACTIONS, "changed_by": changed_by,
-               "addressed_text": lambda m, text: text if m.shared or m.subject_id != g.user.id
-               else to_you(text, g.user.name),
+               "addressed_text": lambda m, text: text,  # the words as kept, as Edit holds them
                "can_edit": lambda m: editable(scope, m), "applies_to": applies_to,
-               "addressed": lambda m: m.content if m.shared or m.subject_id != g.user.id
-               else to_you(m.content, g.user.name),
+               "addressed": lambda m: m.content,
                "words": scope.words(),
                "orders": sorted(scope.orders), "choice": sharing_choice(g.user),
                "sharing": shares_memories(g.user, current_app.config),

@@ -14,6 +14,7 @@ from ..models import User
 from ..access import get_conversation_or_404
 from .export import export_conversation, export_markdown, export_openai
 from .formats import FORMATS, parse
+from ..memories.imported import leave_undistilled
 from .importer import InvalidImport, import_all, load, queue_vectors
 
 bp = Blueprint("transfer", __name__)
@@ -67,6 +68,8 @@ def upload():
             except InvalidImport as error:
                 raise InvalidImport(f"{file.filename[:80]}: {error}") from None
         conversations = import_all(checked, owner)
+        if not request.form.get("distil"):
+            leave_undistilled(conversations)
         queue_vectors(conversations, current_app.config)
     except InvalidImport as error:
         db.session.rollback()
