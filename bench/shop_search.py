@@ -1,0 +1,176 @@
+"""Benchmark: search at the size of a shop. 2,000 customers share the shop's turns and memories;
+memory search, conversation search and the prompt block are timed for a customer with few rows
+and for one with many, with the shop's ten most common words among the questions, against a raw
+indexed read of the same customer's rows (the newest pool of them) in the same run.
+
+Turns are the recall corpus's realistic ones (bench/recall_corpus.py), bulk-inserted as finished
+turns; memories are distilled-style sentences ("The customer prefers ...", "asked about order
+..."), personal to their customer, as the distiller writes them. Keywords only (no vectors): the
+cost measured is the index's. The size is a flag, since generating a million turns takes a while:
+  .venv/bin/python bench/shop_search.py --turns 100000 --memories 10000
+  .venv/bin/python bench/shop_search.py --database postgresql://... (an empty database)
+"""
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+from sqlalchemy import insert, select  # noqa: E402
+
+from bench.recall_corpus import build_user  # noqa: E402
+from webapp import create_app  # noqa: E402
+from webapp.accounts import get_or_create_tenant  # noqa: E402
+from webapp.database import create_schema  # noqa: E402
+from webapp.extensions import db  # noqa: E402
+from webapp.memories.history import search_turns  # noqa: E402
+from webapp.memories.keywords import STOPWORDS, own_turns  # noqa: E402
+from webapp.memories.models import Memory  # noqa: E402
+from webapp.memories.recall import for_prompt, search  # noqa: E402
+from webapp.memories.scopes import SessionScope  # noqa: E402
+from webapp.models import Conversation, Turn, User  # noqa: E402
+
+VERBS = ["prefers", "asked about", "asked for", "complained about", "wants updates on",
+         "returned", "reordered", "is waiting for", "was happy with", "dislikes"]
+THINGS = ["express shipping", "the desk lamp", "gift wrapping", "paper invoices", "the rain jacket",
+          "weekend deliveries", "card payments", "the coffee grinder", "the loyalty card",
+          "email over phone calls", "the yoga mat", "bank transfers", "the backpack", "refunds"]
+FEW, MANY = "few", "many"
+
+
+def memory_text(rng: random.Random, i: int) -> str:
+    """A memory as the distiller words one: about the customer, often about an order."""
+    fact = f"The customer {rng.choice(VERBS)} {rng.choice(THINGS)}"
+    if rng.random() < 0.5:
+        return f"{fact} on order {rng.randrange(40000, 99999)}."
+    return f"{fact}; they asked to be told when it changes (note {i})."
+
+
+def build_shop(turns: int, memories: int, customers: int) -> dict:
+    """The shop: `customers` customers, one with many rows (a twentieth of each) and one with few
+    (ten turns, ten memories), the rest spread over the others. Returns the two and the texts."""
+    tenant = get_or_create_tenant("shop", "Shop")
+    db.session.execute(insert(User), [{"tenant_id": tenant.id, "email": f"c{i}@shop.invalid",
+                                       "name": f"Customer {i}"} for i in range(customers)])
+    db.session.commit()
+    people = db.session.scalars(select(User.id).where(User.tenant_id == tenant.id)
+                                .order_by(User.id)).all()
+    many, few, rest = people[0], people[1], people[2:]
+    rng, words = random.Random(36), Counter()
+    many_share = max(turns // 20, 10)
+    owner_of = [many if i % 20 == 0 else few if i % (turns // 10 or 1) == 1 else
+                rest[i % len(rest)] for i in range(turns)]
+    conversation_of, conversations = {}, []
+    corpus, session_rows, written, corpus_index = None, [], 0, 0
+    batch = []
+    for i, owner in enumerate(owner_of):
+        if not session_rows:
+            if corpus is None or not corpus.sessions:
+                corpus = build_user(corpus_index)
+                corpus_index += 1
+            session_rows = list(corpus.sessions.pop())
+        row = session_rows.pop()
+        if owner not in conversation_of or i % 10 == 0:
+            conversation_of[owner] = f"shop{len(conversations):028d}"
+            conversations.append({"id": conversation_of[owner], "tenant_id": tenant.id,
+                                  "user_id": owner, "title": "Shop", "turn_count": 10})
+        words.update(w for w in f"{row['question']} {row['answer']}".lower().split()
+                     if w.isalpha() and w not in STOPWORDS)
+        batch.append({"conversation_id": conversation_of[owner], "seq": i, "messages": [],
+                      "compact": [], "outcome": "answered", "question": row["question"],
+                      "answer": row["answer"], "created_at": row["created_at"]})
+        if len(batch) == 5000 or i == turns - 1:
+            db.session.execute(insert(Conversation), conversations[written:])
+            written = len(conversations)
+            db.session.execute(insert(Turn), batch)
+            batch = []
+    rows = []
+    for i in range(memories):
+        whom = many if i % 20 == 0 else few if i % (memories // 10 or 1) == 1 else rest[i % len(rest)]
+        content = memory_text(rng, i)
+        words.update(w.strip(".;").lower() for w in content.split()
+                     if w.strip(".;").isalpha() and w.lower() not in STOPWORDS)
+        rows.append({"tenant_id": tenant.id, "subject_id": whom, "memorable_type": "account",
+                     "memorable_id": whom, "source": "distilled", "content": content})
+        if len(rows) == 5000 or i == memories - 1:
+            db.session.execute(insert(Memory), rows)
+            rows = []
+    db.session.commit()
+    users = {name: db.session.get(User, uid) for name, uid in ((MANY, many), (FEW, few))}
+    return {"users": users, "common": [w for w, _ in words.most_common(10)],
+            "questions": questions_of(corpus_index), "many_share": many_share}
+
+
+def questions_of(corpora: int) -> list[str]:
+    return [q.text for i in range(min(corpora, 3)) for q in build_user(i).questions]
+
+
+def timed(call, asks: list[str], repeats: int) -> list[float]:
+    for q in asks[:5]:
+        call(q)
+    times = []
+    for i in range(repeats):
+        started = time.perf_counter()
+        call(asks[i % len(asks)])
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def raw_read(user, pool: int):
+    """The same customer's newest `pool` turns and memories, read by index: the floor."""
+    def read(_):
+        db.session.execute(own_turns(select(Turn.id, Turn.question, Turn.answer))
+                           .order_by(Turn.id.desc()).limit(pool),
+                           {"scope_user": user.id, "scope_tenant": user.tenant_id}).fetchall()
+        db.session.execute(select(Memory.id, Memory.content).where(
+            Memory.tenant_id == user.tenant_id, Memory.subject_id == user.id)
+            .order_by(Memory.id.desc()).limit(pool)).fetchall()
+    return read
+
+
+def line(name: str, times: list[float], floor: float) -> str:
+    median, p95 = statistics.median(times), float(np.percentile(times, 95))
+    return f"  {name:<32} median {median:7.2f} ms  p95 {p95:7.2f} ms  ({p95 / floor:5.1f}x raw read)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=100_000)
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--customers", type=int, default=2_000)
+    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--database", help="an empty database's URL (default: SQLite, temporary)")
+    args = parser.parse_args()
+    url = args.database or f"sqlite:///{tempfile.mkdtemp(prefix='nimbus-shop-')}/shop.db"
+    app = create_app({"TESTING": True, "DATABASE_URL": url})
+    config = {**app.config, "NIMBUS_MEMORY_SEARCH": False}
+    pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
+    with app.app_context():
+        create_schema()
+        started = time.perf_counter()
+        shop = build_shop(args.turns, args.memories, args.customers)
+        print(f"{db.engine.dialect.name}: {args.customers} customers, {args.turns} turns, "
+              f"{args.memories} memories, built in {time.perf_counter() - started:.0f} s")
+        print(f"the shop's ten most common words: {', '.join(shop['common'])}")
+        for name, user in shop["users"].items():
+            scope = SessionScope.for_user(user)
+            floor = statistics.median(timed(raw_read(user, pool), ["-"], args.repeats)) or 1e-3
+            print(f"customer with {name} rows (raw indexed read median {floor:.2f} ms):")
+            for kind, asks in (("corpus questions", shop["questions"]),
+                               ("common words", shop["common"])):
+                print(line(f"memory search, {kind}", timed(
+                    lambda q: search(scope, q, config, limit=10), asks, args.repeats), floor))
+                print(line(f"turn search, {kind}", timed(
+                    lambda q: search_turns(user, q, config, limit=10), asks, args.repeats), floor))
+            print(line("prompt block", timed(lambda q: for_prompt(scope, config), ["-"],
+                                             args.repeats), floor))
+
+
+if __name__ == "__main__":
+    main()
