@@ -29,11 +29,12 @@ from webapp import create_app  # noqa: E402
 from webapp.accounts import get_or_create_tenant  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
-from webapp.memories.history import search_turns  # noqa: E402
-from webapp.memories.keywords import STOPWORDS, own_turns  # noqa: E402
+from webapp.memories.history import newest_turns, search_turns  # noqa: E402
+from webapp.memories.keywords import STOPWORDS  # noqa: E402
 from webapp.memories.models import Memory  # noqa: E402
 from webapp.memories.recall import for_prompt, search  # noqa: E402
 from webapp.memories.scopes import SessionScope  # noqa: E402
+from webapp.memories.store import newest  # noqa: E402
 from webapp.models import Conversation, Turn, User  # noqa: E402
 
 VERBS = ["prefers", "asked about", "asked for", "complained about", "wants updates on",
@@ -122,16 +123,19 @@ def timed(call, asks: list[str], repeats: int) -> list[float]:
     return times
 
 
-def raw_read(user, pool: int):
-    """The same customer's newest `pool` turns and memories, read by index: the floor."""
+def raw_turns(user, pool: int):
+    """The customer's newest `pool` turns with their text, read the way the app reads them by
+    index (history.newest_turns, then the rows by id): the floor for conversation search."""
     def read(_):
-        db.session.execute(own_turns(select(Turn.id, Turn.question, Turn.answer))
-                           .order_by(Turn.id.desc()).limit(pool),
-                           {"scope_user": user.id, "scope_tenant": user.tenant_id}).fetchall()
-        db.session.execute(select(Memory.id, Memory.content).where(
-            Memory.tenant_id == user.tenant_id, Memory.subject_id == user.id)
-            .order_by(Memory.id.desc()).limit(pool)).fetchall()
+        ids = [row[0] for row in newest_turns(user, pool)]
+        db.session.execute(select(Turn.id, Turn.question, Turn.answer)
+                           .where(Turn.id.in_(ids))).fetchall()
     return read
+
+
+def raw_memories(scope: SessionScope, pool: int):
+    """The customer's newest `pool` memories in scope, by index: the floor for memory search."""
+    return lambda _: [memory.content for memory in newest(scope, pool)]
 
 
 def line(name: str, times: list[float], floor: float) -> str:
@@ -160,16 +164,18 @@ def main() -> None:
         print(f"the shop's ten most common words: {', '.join(shop['common'])}")
         for name, user in shop["users"].items():
             scope = SessionScope.for_user(user)
-            floor = statistics.median(timed(raw_read(user, pool), ["-"], args.repeats)) or 1e-3
-            print(f"customer with {name} rows (raw indexed read median {floor:.2f} ms):")
+            turns = statistics.median(timed(raw_turns(user, pool), ["-"], args.repeats))
+            memories = statistics.median(timed(raw_memories(scope, pool), ["-"], args.repeats))
+            print(f"customer with {name} rows (raw indexed read of {pool}: turns median "
+                  f"{turns:.2f} ms, memories {memories:.2f} ms):")
             for kind, asks in (("corpus questions", shop["questions"]),
                                ("common words", shop["common"])):
                 print(line(f"memory search, {kind}", timed(
-                    lambda q: search(scope, q, config, limit=10), asks, args.repeats), floor))
+                    lambda q: search(scope, q, config, limit=10), asks, args.repeats), memories))
                 print(line(f"turn search, {kind}", timed(
-                    lambda q: search_turns(user, q, config, limit=10), asks, args.repeats), floor))
+                    lambda q: search_turns(user, q, config, limit=10), asks, args.repeats), turns))
             print(line("prompt block", timed(lambda q: for_prompt(scope, config), ["-"],
-                                             args.repeats), floor))
+                                             args.repeats), memories))
 
 
 if __name__ == "__main__":
