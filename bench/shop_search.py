@@ -53,6 +53,14 @@ def memory_text(rng: random.Random, i: int) -> str:
     return f"{fact}; they asked to be told when it changes (note {i})."
 
 
+def owner(i: int, size: int, many: int, few: int, rest: list[int]) -> int:
+    """Who row `i` of `size` is about: every twentieth the busy customer's, ten the quiet one's
+    (spread over the shop's history), the others round the rest."""
+    if i % 20 == 0:
+        return many
+    return few if i % (size // 10 or 1) == 1 else rest[i % len(rest)]
+
+
 def build_shop(turns: int, memories: int, customers: int) -> dict:
     """The shop: `customers` customers, one with many rows (a twentieth of each) and one with few
     (ten turns, ten memories), the rest spread over the others. Returns the two and the texts."""
@@ -64,26 +72,24 @@ def build_shop(turns: int, memories: int, customers: int) -> dict:
                                 .order_by(User.id)).all()
     many, few, rest = people[0], people[1], people[2:]
     rng, words = random.Random(36), Counter()
-    many_share = max(turns // 20, 10)
-    owner_of = [many if i % 20 == 0 else few if i % (turns // 10 or 1) == 1 else
-                rest[i % len(rest)] for i in range(turns)]
     conversation_of, conversations = {}, []
     corpus, session_rows, written, corpus_index = None, [], 0, 0
     batch = []
-    for i, owner in enumerate(owner_of):
+    for i in range(turns):
+        whom = owner(i, turns, many, few, rest)
         if not session_rows:
             if corpus is None or not corpus.sessions:
                 corpus = build_user(corpus_index)
                 corpus_index += 1
             session_rows = list(corpus.sessions.pop())
         row = session_rows.pop()
-        if owner not in conversation_of or i % 10 == 0:
-            conversation_of[owner] = f"shop{len(conversations):028d}"
-            conversations.append({"id": conversation_of[owner], "tenant_id": tenant.id,
-                                  "user_id": owner, "title": "Shop", "turn_count": 10})
+        if whom not in conversation_of or i % 10 == 0:
+            conversation_of[whom] = f"shop{len(conversations):028d}"
+            conversations.append({"id": conversation_of[whom], "tenant_id": tenant.id,
+                                  "user_id": whom, "title": "Shop", "turn_count": 10})
         words.update(w for w in f"{row['question']} {row['answer']}".lower().split()
                      if w.isalpha() and w not in STOPWORDS)
-        batch.append({"conversation_id": conversation_of[owner], "seq": i, "messages": [],
+        batch.append({"conversation_id": conversation_of[whom], "seq": i, "messages": [],
                       "compact": [], "outcome": "answered", "question": row["question"],
                       "answer": row["answer"], "created_at": row["created_at"]})
         if len(batch) == 5000 or i == turns - 1:
@@ -93,7 +99,7 @@ def build_shop(turns: int, memories: int, customers: int) -> dict:
             batch = []
     rows = []
     for i in range(memories):
-        whom = many if i % 20 == 0 else few if i % (memories // 10 or 1) == 1 else rest[i % len(rest)]
+        whom = owner(i, memories, many, few, rest)
         content = memory_text(rng, i)
         words.update(w.strip(".;").lower() for w in content.split()
                      if w.strip(".;").isalpha() and w.lower() not in STOPWORDS)
@@ -103,9 +109,12 @@ def build_shop(turns: int, memories: int, customers: int) -> dict:
             db.session.execute(insert(Memory), rows)
             rows = []
     db.session.commit()
+    if db.engine.dialect.name == "postgresql":  # as autovacuum would, before a shop is searched
+        with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.exec_driver_sql("ANALYZE")
     users = {name: db.session.get(User, uid) for name, uid in ((MANY, many), (FEW, few))}
     return {"users": users, "common": [w for w, _ in words.most_common(10)],
-            "questions": questions_of(corpus_index), "many_share": many_share}
+            "questions": questions_of(corpus_index)}
 
 
 def questions_of(corpora: int) -> list[str]:
@@ -140,7 +149,8 @@ def raw_memories(scope: SessionScope, pool: int):
 
 def line(name: str, times: list[float], floor: float) -> str:
     median, p95 = statistics.median(times), float(np.percentile(times, 95))
-    return f"  {name:<32} median {median:7.2f} ms  p95 {p95:7.2f} ms  ({p95 / floor:5.1f}x raw read)"
+    return (f"  {name:<32} median {median:7.2f} ms  p95 {p95:7.2f} ms  "
+            f"({p95 / floor:5.1f}x raw read)")
 
 
 def main() -> None:
