@@ -15,6 +15,7 @@ from ..models import Conversation, ShareLink, utcnow
 from ..access import READ, get_conversation_or_404, staff_required
 from ..security.validation import whole_number
 from ..audit import record
+from ..viewer.private_results import hide_private_results
 
 bp = Blueprint("shares", __name__)
 public_bp = Blueprint("share", __name__)
@@ -114,6 +115,7 @@ def show_shared(token):
     before = request.args.get("before", type=int)
     report, _ = report_for(link.conversation, {}, before if before and 0 < before < 2**62 else None)
     hide_memories(report, link.include_shared_memories)
+    hide_private_results(report)
 
     def page_url(**params):
         return url_for(".show_shared", token=token,
