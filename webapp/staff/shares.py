@@ -35,6 +35,8 @@ def share_url(link: ShareLink) -> str:
 def link_state(link: ShareLink) -> str:
     if link.revoked_at is not None:
         return "revoked"
+    if link.conversation.deleted_at is not None:  # a dead link, its title gone with the conversation
+        return "deleted"
     return "expired" if link.expires_at <= utcnow() else "active"
 
 
