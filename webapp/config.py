@@ -1,4 +1,5 @@
 """Configuration: defaults here, then instance/config.py, then the environment (and .env)."""
+import logging
 import os
 import secrets
 
@@ -180,6 +181,11 @@ def secret_key(app) -> str:
         return configured
     path = secret_key_path(app)
     if not os.path.exists(path) and relaxed:
+        if not app.testing:  # debug: said out loud, so a debug server on a network is noticed
+            logging.getLogger(__name__).warning(
+                "FLASK_DEBUG is on and %s does not exist: cookies are signed with the published "
+                "development key %r; anyone can forge a session. Run `flask init-db` for a "
+                "random key.", path, DEV_SECRET_KEY)
         return DEV_SECRET_KEY
     key, created = read_or_create_key(path)
     app.extensions["secret_key_file"] = (path, created)  # init-db says where it is
