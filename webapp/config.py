@@ -79,6 +79,10 @@ DEFAULTS = {
     "NIMBUS_RATE_LIMIT_SENDS_PER_IP": "200/minute;3000/hour",
     "NIMBUS_RATE_LIMIT_MEMORY_PER_SESSION": "30/minute;300/hour",
     "NIMBUS_RATE_LIMIT_MEMORY_PER_IP": "300/minute",
+    "NIMBUS_RATE_LIMIT_SHARES_PER_SESSION": "10/minute;100/hour",  # share links made
+    "NIMBUS_RATE_LIMIT_SHARES_PER_IP": "60/minute",
+    "NIMBUS_RATE_LIMIT_FEEDBACK_PER_SESSION": "30/minute;300/hour",  # thumbs and comments
+    "NIMBUS_RATE_LIMIT_FEEDBACK_PER_IP": "300/minute",
     "NIMBUS_RATE_LIMIT_SIGN_IN_PER_IP": "10/minute;100/hour",  # failed sign-ins, any account
     "NIMBUS_RATE_LIMIT_SIGN_UP_PER_IP": "10/minute;50/hour",  # sign-up forms sent
     "NIMBUS_RATE_LIMIT_GUESTS_PER_IP": "20/minute;200/hour",  # new browsers (each makes a guest)
