@@ -84,3 +84,11 @@ def test_sharing_needs_the_csrf_token(guest, conversation):
     del guest.environ_base["HTTP_X_CSRFTOKEN"]
     assert guest.post(f"/c/{conversation.id}/shares", headers=HTMX).status_code == 400
     assert db.session.query(ShareLink).count() == 0
+
+
+def test_share_links_cannot_be_made_in_a_flood(app, guest, conversation):
+    app.config["NIMBUS_RATE_LIMIT_ENABLED"] = True
+    answers = [guest.post(f"/c/{conversation.id}/shares", headers=HTMX).status_code
+               for _ in range(12)]
+    assert answers[:10] == [200] * 10 and answers[10] == 429
+    assert db.session.query(ShareLink).count() == 10

@@ -108,3 +108,10 @@ def test_feedback_travels_in_the_json_export_and_back(guest, conversation):
     copy = import_conversation(export_conversation(conversation), guest_user(guest))
     assert (get_turn(copy, 0).feedback, get_turn(copy, 0).feedback_comment) == ("down", "Wrong window")
     assert get_turn(copy, 1).feedback == "up" and get_turn(copy, 2).feedback is None
+
+
+def test_feedback_cannot_be_given_in_a_flood(app, guest, conversation):
+    app.config["NIMBUS_RATE_LIMIT_ENABLED"] = True
+    answers = [rate(guest, conversation, 0, "up" if i % 2 else "down").status_code
+               for i in range(32)]
+    assert set(answers[:30]) == {200} and answers[30] == 429

@@ -141,3 +141,18 @@ def test_a_left_out_turn_is_not_folded_into_the_summary(guest):
     summary = cached_summary(conversation)
     assert summary is not None and summary.through_seq >= 1  # later turns were folded
     assert "Lisbon" not in summary.text
+
+
+@pytest.mark.parametrize("target", ["/\t/evil.example", "/\\evil.example", "//evil.example",
+                                    "https://evil.example/"])
+def test_the_plain_forms_next_never_leads_to_another_site(guest, conversation, target):
+    response = guest.post(f"/c/{conversation.id}/turns/0/mark",
+                          data={"mark": "pinned", "next": target})
+    assert response.status_code == 303
+    assert response.headers["Location"].startswith(f"/c/{conversation.id}/viewer#turn-1")
+
+
+def test_the_plain_forms_next_leads_back_to_a_page_of_this_site(guest, conversation):
+    target = f"/c/{conversation.id}/viewer?before=4"
+    response = guest.post(f"/c/{conversation.id}/turns/0/mark", data={"mark": "pinned", "next": target})
+    assert response.headers["Location"] == f"{target}#turn-1"

@@ -58,3 +58,12 @@ def test_a_configured_key_wins_and_writes_no_file(tmp_path):
     app = production_app(tmp_path, SECRET_KEY="a" * 64)
     assert app.config["SECRET_KEY"] == "a" * 64
     assert not os.path.exists(tmp_path / "instance" / "secret_key")
+
+
+def test_debug_without_a_key_file_warns_that_the_published_key_signs_cookies(tmp_path, monkeypatch,
+                                                                             caplog):
+    monkeypatch.setenv("FLASK_DEBUG", "1")
+    debug = production_app(tmp_path)
+    assert debug.debug and debug.config["SECRET_KEY"] == DEV_SECRET_KEY
+    assert any("development key" in r.getMessage() and r.levelname == "WARNING"
+               for r in caplog.records)

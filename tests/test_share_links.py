@@ -101,3 +101,14 @@ def test_an_altered_link_is_a_missing_page(app, shared):
 def test_a_share_link_lasts_one_to_ninety_days(client, shared, days):
     conversation, _ = shared
     assert client.post(f"/c/{conversation.id}/share", data={"days": days}).status_code == 400
+
+
+def test_a_deleted_conversations_title_leaves_the_consoles_share_links_at_once(client, shared):
+    from webapp.storage import mark_deleted
+    conversation, _ = shared
+    conversation.title = "Rash on my left arm"
+    db.session.commit()
+    assert "Rash on my left arm" in client.get("/staff").text
+    mark_deleted(conversation)
+    console = client.get("/staff").text
+    assert "Rash on my left arm" not in console and "deleted by its owner" in console

@@ -164,3 +164,20 @@ def test_the_otlp_endpoint_receives_the_reply_as_protobuf_spans(tmp_path, migrat
     assert attributes["gen_ai.usage.input_tokens"].int_value > 0
     assert [v.string_value for v in attributes["gen_ai.response.finish_reasons"].array_value.values] \
         == ["tool_calls"]
+
+
+def test_with_capture_off_a_provider_error_quoting_the_request_stays_off_the_span(spans, alex):
+    from webapp.llm.base import ProviderError
+
+    class Quoting:
+        name, model, offline = "quoting", "gpt-test", False
+
+        def stream(self, messages, tools):
+            raise ProviderError(f"400 invalid request: {messages[-1]['content']}")
+            yield
+
+    ask(alex, REFUND, provider=Quoting())
+    span = by_name(spans.get_finished_spans())["chat gpt-test"]
+    assert span.status.status_code.name == "ERROR"
+    assert "1043" not in (span.status.description or "") and "1043" not in json.dumps(
+        dict(span.attributes))

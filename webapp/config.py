@@ -1,4 +1,5 @@
 """Configuration: defaults here, then instance/config.py, then the environment (and .env)."""
+import logging
 import os
 import secrets
 
@@ -78,6 +79,10 @@ DEFAULTS = {
     "NIMBUS_RATE_LIMIT_SENDS_PER_IP": "200/minute;3000/hour",
     "NIMBUS_RATE_LIMIT_MEMORY_PER_SESSION": "30/minute;300/hour",
     "NIMBUS_RATE_LIMIT_MEMORY_PER_IP": "300/minute",
+    "NIMBUS_RATE_LIMIT_SHARES_PER_SESSION": "10/minute;100/hour",  # share links made
+    "NIMBUS_RATE_LIMIT_SHARES_PER_IP": "60/minute",
+    "NIMBUS_RATE_LIMIT_FEEDBACK_PER_SESSION": "30/minute;300/hour",  # thumbs and comments
+    "NIMBUS_RATE_LIMIT_FEEDBACK_PER_IP": "300/minute",
     "NIMBUS_RATE_LIMIT_SIGN_IN_PER_IP": "10/minute;100/hour",  # failed sign-ins, any account
     "NIMBUS_RATE_LIMIT_SIGN_UP_PER_IP": "10/minute;50/hour",  # sign-up forms sent
     "NIMBUS_RATE_LIMIT_GUESTS_PER_IP": "20/minute;200/hour",  # new browsers (each makes a guest)
@@ -180,6 +185,11 @@ def secret_key(app) -> str:
         return configured
     path = secret_key_path(app)
     if not os.path.exists(path) and relaxed:
+        if not app.testing:  # debug: said out loud, so a debug server on a network is noticed
+            logging.getLogger(__name__).warning(
+                "FLASK_DEBUG is on and %s does not exist: cookies are signed with the published "
+                "development key %r; anyone can forge a session. Run `flask init-db` for a "
+                "random key.", path, DEV_SECRET_KEY)
         return DEV_SECRET_KEY
     key, created = read_or_create_key(path)
     app.extensions["secret_key_file"] = (path, created)  # init-db says where it is

@@ -198,7 +198,9 @@ class ReplyTrace:
         if span is None:
             return
         span.set_attribute("error.type", type(error).__name__)
-        span.set_status(self.Status(self.StatusCode.ERROR, str(error)[:200]))
+        # A provider's error may quote the request: its text only where content capture is on.
+        said = str(error)[:200] if self.capture else type(error).__name__
+        span.set_status(self.Status(self.StatusCode.ERROR, said))
         self.close(span)
 
     @guarded

@@ -9,6 +9,7 @@ from .. import access
 from ..extensions import db, htmx
 from ..context.pins import MarkError, set_mark
 from ..audit import record
+from ..security.validation import safe_next
 from .views import bp, get_turn_or_404, refusal
 
 ACTIONS = {"pinned": "pinned turn", "excluded": "left out turn", None: "cleared turn mark"}
@@ -31,9 +32,8 @@ def mark_turn(conversation_id, seq):
     db.session.commit()
     if htmx:
         return render_template("chat/_turn_steer.html", turn=turn)
-    back = request.form.get("next", "")
-    if not back.startswith("/") or back.startswith("//"):
-        back = url_for("viewer.show", conversation_id=conversation.id)
+    back = safe_next(request.form.get("next")) or url_for("viewer.show",
+                                                          conversation_id=conversation.id)
     return redirect(f"{back}#turn-{seq + 1}", 303)
 
 

@@ -20,6 +20,9 @@ WRITES = {
     "chat.send_message": "sends",
     "memories.add_memory": "memory",
     "memories.edit_memory": "memory",
+    "chat.share_conversation": "shares",  # each link is an audit row: no floods of them
+    "shares.create": "shares",
+    "chat.give_feedback": "feedback",
 }
 # endpoint -> (kind, methods counted, count only answers with this status or every one)
 PER_ADDRESS = {
@@ -31,6 +34,8 @@ MESSAGES = {
     "sends": "You are sending messages faster than Nimbus can answer them. "
              "Please wait a moment and send again.",
     "memory": "That is a lot of memory changes at once. Please wait a moment and try again.",
+    "shares": "That is a lot of share links at once. Please wait a moment and try again.",
+    "feedback": "That is a lot of feedback at once. Please wait a moment and try again.",
     "sign_in": "Too many sign-in attempts from your address. Please wait a moment and try again.",
     "sign_up": "Too many sign-ups from your address. Please wait a moment and try again.",
     "share_opens": "Too many share links opened from your address. "

@@ -55,26 +55,41 @@ DATABASE_DOWN = ("Nimbus cannot reach its database right now, so nothing was cha
 OUTAGES = (OperationalError, InterfaceError, PoolTimeout)
 
 
+REDIS_DOWN = ("Nimbus cannot reach its lock and job service right now, so nothing was changed. "
+               "Please try again in a few seconds.")
+
+
+def redis_outages() -> tuple:
+    """Redis refused or timed out (the conversation lock, the job queue), when redis is installed."""
+    try:
+        import redis
+    except ImportError:
+        return ()
+    return (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
 def refuse_database_down(error):
-    log.warning("database unavailable: %s", str(error).splitlines()[0][:200])
+    log.warning("%s unavailable: %s", "redis" if isinstance(error, redis_outages()) else "database",
+                str(error).splitlines()[0][:200])
+    message = REDIS_DOWN if isinstance(error, redis_outages()) else DATABASE_DOWN
     try:
         db.session.rollback()
     except Exception:  # the connection is gone: nothing to roll back
         pass
     headers = {"Retry-After": str(current_app.config.get("NIMBUS_BUSY_RETRY_AFTER", 3))}
     if wants_json():
-        return {"error": DATABASE_DOWN}, 503, headers
+        return {"error": message}, 503, headers
     # Rendered without the app's context processors: they read the user from the database.
     template = "_refusal.html" if htmx else "outage.html"
     body = current_app.jinja_env.get_template(template).render(
-        message=DATABASE_DOWN, request=request, url_for=url_for)
+        message=message, request=request, url_for=url_for)
     if htmx:
         headers.update({"HX-Retarget": ERROR_SLOTS, "HX-Reswap": "innerHTML"})
     return body, 503, headers
 
 
 def init_app(app) -> None:
-    for outage in OUTAGES:
+    for outage in OUTAGES + redis_outages():
         app.register_error_handler(outage, refuse_database_down)
     app.register_error_handler(BadRequest, refuse_http_error)
     app.register_error_handler(RequestEntityTooLarge, refuse_http_error)

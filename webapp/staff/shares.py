@@ -15,6 +15,7 @@ from ..models import Conversation, ShareLink, utcnow
 from ..access import READ, get_conversation_or_404, staff_required
 from ..security.validation import whole_number
 from ..audit import record
+from ..viewer.private_results import hide_private_results
 
 bp = Blueprint("shares", __name__)
 public_bp = Blueprint("share", __name__)
@@ -34,6 +35,8 @@ def share_url(link: ShareLink) -> str:
 def link_state(link: ShareLink) -> str:
     if link.revoked_at is not None:
         return "revoked"
+    if link.conversation.deleted_at is not None:  # a dead link, its title gone with the conversation
+        return "deleted"
     return "expired" if link.expires_at <= utcnow() else "active"
 
 
@@ -114,6 +117,7 @@ def show_shared(token):
     before = request.args.get("before", type=int)
     report, _ = report_for(link.conversation, {}, before if before and 0 < before < 2**62 else None)
     hide_memories(report, link.include_shared_memories)
+    hide_private_results(report)
 
     def page_url(**params):
         return url_for(".show_shared", token=token,

@@ -10,6 +10,8 @@ from ..extensions import htmx
 from ..context.assemble import STRATEGIES
 from ..storage import get_turn
 from .as_sent import rebuild
+from .private_results import hide_private_results
+from ..staff.shares import hide_memories
 from .compare import CompareError, compare_strategies
 from .find import FindError, find_fact
 from .views import bp, render_viewer, report_for, turn_link
@@ -90,6 +92,9 @@ def download(conversation_id):
     report, error = report_for(conversation, request.args, size=max(1, conversation.turn_count))
     if error:
         return jsonify({"error": error}), 400
+    # A file travels: personal memories and what the searches found stay in the app.
+    hide_memories(report, show_shop_wide=True)
+    hide_private_results(report)
     static = Path(current_app.static_folder) / "css"
     css = "\n".join((static / name).read_text() for name in ("base.css", "viewer.css", "context.css"))
     html, _ = render_viewer(report, static_report=True)
