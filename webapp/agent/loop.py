@@ -13,7 +13,8 @@ from flask import current_app
 
 from ..llm.base import ContextTooLong, ProviderCancelled, ProviderError, Reply
 from ..llm.profile import learn_window, profile_for
-from ..llm.messages import assistant_message, close_open_tool_calls, tool_message
+from ..llm.messages import (assistant_message, close_open_tool_calls, notice_message,
+                            tool_message)
 from ..llm.tokens import calibrated_ratio, estimate_messages, estimate_tools
 from ..llm.valid_text import valid_stream
 from ..context.window import fit
@@ -69,7 +70,8 @@ def partial_messages(messages: list[dict], streamed: list[str]) -> list[dict]:
     """The turn as it stands, well-formed: every tool call closed, the words so far kept."""
     closed = close_open_tool_calls(messages, "interrupted before the tool ran")
     partial = "".join(streamed).strip()
-    return closed + [assistant_message(f"{partial} …" if partial else FALLBACK_INTERRUPTED)]
+    return closed + [assistant_message(f"{partial} …") if partial
+                     else notice_message("", FALLBACK_INTERRUPTED)]
 
 
 def cut_answer(text: str, limit: int) -> str:
@@ -267,7 +269,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             # The words already shown stay: the provider died mid-reply, they were read.
             partial = "".join(streamed).strip()
             messages = close_open_tool_calls(messages, "not run: the reply failed")
-            messages.append(assistant_message(f"{partial} …\n\n{answer}" if partial else answer))
+            messages.append(notice_message(partial, answer))
             yield AgentEvent("answer", 0, {"text": answer, "fallback": True})
     except Exception as error:  # anything else, context assembly included: a polite fallback
         log.exception("turn %s failed", turn_id)
@@ -277,7 +279,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
         outcome, answer = "api_error", FALLBACK_ERROR
         partial = "".join(streamed).strip()
         messages = close_open_tool_calls(messages, "not run: the turn failed") + [
-            assistant_message(f"{partial} …\n\n{answer}" if partial else answer)]
+            notice_message(partial, answer)]
         yield AgentEvent("answer", 0, {"text": answer, "fallback": True})
     finally:
         spans.end(outcome, usage)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 
 from ..extensions import db
+from ..llm.messages import as_sent
 from ..models import Turn, utcnow
 from .plans import DROPPED, EXCLUDED, PINNED, Policy, TurnFate
 from .tail import COLUMNS, FINISHED_BEFORE, NO_LIMIT, TailTurn
@@ -76,7 +77,8 @@ def place_pins(marks: Marks, policy: Policy, ratio: float) -> tuple[dict[int, Tu
         why = marks.pinned_by.get(turn.seq, "pinned")
         full, compact = round(turn.full_tokens * ratio), round(turn.compact_tokens * ratio)
         if used + full <= budget:
-            fate = TurnFate(turn.seq, PINNED, f"{why}: kept in full", turn.messages, full, "full")
+            fate = TurnFate(turn.seq, PINNED, f"{why}: kept in full", as_sent(turn.messages),
+                             full, "full")
         elif used + compact <= budget:
             fate = TurnFate(turn.seq, PINNED, f"{why}: question and answer only, as the "
                             "budget demands", turn.compact, compact, "compact")

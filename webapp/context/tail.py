@@ -12,6 +12,7 @@ from typing import Iterator
 from sqlalchemy import String, bindparam, select, type_coerce
 
 from ..extensions import db
+from ..llm.messages import as_sent
 from ..models import Turn
 
 MIN_ROWS, MAX_ROWS = 8, 512
@@ -30,7 +31,7 @@ class TailTurn:
     @property
     def messages(self) -> list[dict]:
         if not isinstance(self._messages, list):
-            self._messages = decoded(self._messages)
+            self._messages = as_sent(decoded(self._messages))
         return self._messages
 
     @property

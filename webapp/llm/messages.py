@@ -2,7 +2,8 @@
 
 user:      {"role": "user", "content": str}
 assistant: {"role": "assistant", "content": str, "tool_calls": [{"id", "name", "arguments": {}}],
-            "provider_raw": {...} (optional: the provider's own message, resent as is)}
+            "provider_raw": {...} (optional: the provider's own message, resent as is),
+            "notice": str (optional: Nimbus's own words ending the content, shown, never resent)}
 tool:      {"role": "tool", "tool_call_id": str, "name": str, "content": str (JSON)}
 """
 import json
@@ -23,6 +24,30 @@ def assistant_message(text: str, tool_calls=None, provider_raw=None) -> dict:
     return message
 
 
+def notice_message(partial: str, notice: str) -> dict:
+    """A failed reply as shown: the words the model wrote, then Nimbus's notice, kept apart so
+    that only the model's own words are ever sent back to it."""
+    message = assistant_message(f"{partial} …\n\n{notice}" if partial else notice)
+    message["notice"] = notice
+    return message
+
+
+def as_sent(messages: list[dict]) -> list[dict]:
+    """The messages as a request carries them: a notice is Nimbus's, not the model's, so it is
+    cut from its message, and a message that held nothing else is left out."""
+    if not any("notice" in m for m in messages):
+        return messages
+    sent = []
+    for m in messages:
+        if "notice" not in m:
+            sent.append(m)
+            continue
+        words = (m.get("content") or "").removesuffix(m["notice"]).strip().removesuffix("…")
+        if words.strip() or m.get("tool_calls"):
+            sent.append({k: v for k, v in m.items() if k != "notice"} | {"content": words.strip()})
+    return sent
+
+
 def tool_message(call_id: str, name: str, result) -> dict:
     content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
@@ -39,7 +64,7 @@ def final_answer(messages: list[dict]) -> str:
 def compact_turn(messages: list[dict]) -> list[dict]:
     """Shrink a turn to its question and final answer; tool traffic is dropped."""
     compact = [user_message(messages[0]["content"])]
-    answer = final_answer(messages)
+    answer = final_answer(as_sent(messages))
     if answer:
         compact.append(assistant_message(answer))
     return compact

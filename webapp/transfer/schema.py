@@ -73,6 +73,7 @@ class AssistantMessage(Strict):
     content: Content | None = ""
     tool_calls: list[ToolCall] | None = None
     provider_raw: dict[str, Any] | None = None
+    notice: str | None = None  # Nimbus's own words ending a failed reply: shown, never resent
 
     @field_validator("provider_raw")
     @classmethod
@@ -307,5 +308,5 @@ class PlainMessage(BaseModel):
 
 
 NEUTRAL_KEYS = {"system": ("role", "content"), "user": ("role", "content"),
-                "assistant": ("role", "content", "tool_calls", "provider_raw"),
+                "assistant": ("role", "content", "tool_calls", "provider_raw", "notice"),
                 "tool": ("role", "tool_call_id", "name", "content")}
