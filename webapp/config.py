@@ -133,17 +133,42 @@ BOOL_KEYS = {"SESSION_COOKIE_SECURE", "NIMBUS_RATE_LIMIT_ENABLED",
              "NIMBUS_SIGNUP", "NIMBUS_OTEL_CAPTURE_CONTENT"}
 
 
+class BadSetting(ValueError):
+    """A setting from the environment that is not of its kind; the text names it."""
+
+
+def kind_of(key):
+    """The type a setting holds: the lists above, else its default's (so no key is left a string)."""
+    if key in BOOL_KEYS or isinstance(DEFAULTS.get(key), bool):
+        return bool
+    if key in INT_KEYS or isinstance(DEFAULTS.get(key), int):
+        return int
+    if key in FLOAT_KEYS or isinstance(DEFAULTS.get(key), float):
+        return float
+    return str
+
+
+TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+KIND_WORDS = {int: "a whole number", float: "a number", bool: "true or false"}
+
+
 def coerce(key, value):
-    """Turn an environment string into the type the default has."""
+    """Turn an environment string into the type the default has, or say which setting is wrong."""
     if value is None or not isinstance(value, str):
         return value
-    if key in INT_KEYS:
-        return int(value)
-    if key in FLOAT_KEYS:
-        return float(value)
-    if key in BOOL_KEYS:
-        return value.strip().lower() in {"1", "true", "yes", "on"}
-    return value or None
+    kind = kind_of(key)
+    if kind is str:
+        return value or None
+    text = value.strip().lower()
+    if kind is bool:
+        if text in TRUE | FALSE:
+            return text in TRUE
+    else:
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    raise BadSetting(f"{key}={value!r} is not {KIND_WORDS[kind]}")
 
 
 def from_environment(keys):
