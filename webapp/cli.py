@@ -186,7 +186,8 @@ def open_in_browser(conversation, user) -> str:
 @user_option
 def show(conversation_id, as_context, strategy, budget, recent, max_age_days, email):
     """Print a stored conversation, or with --context what the next request will send."""
-    from .context.assemble import Policy, assemble
+    from .context.assemble import Policy
+    from .context.request import plan_request
     from .context.fate_runs import fate_lines
     conversation = owned(conversation_id, resolve_user(email))
     if not as_context:
@@ -200,7 +201,7 @@ def show(conversation_id, as_context, strategy, budget, recent, max_age_days, em
         policy = Policy.for_conversation(conversation, current_app.config, strategy=strategy,
                                          budget=budget, recent_turns=recent,
                                          max_age_days=max_age_days)
-        plan = assemble(conversation, current_app.config, policy)
+        plan = plan_request(conversation, current_app.config, policy)
     except ValueError as error:
         raise click.ClickException(str(error)) from None
     sizes = ", ".join(f"{s.name} {s.tokens}" for s in plan.sections)

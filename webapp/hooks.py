@@ -22,6 +22,8 @@ SECTION_SOURCES: list[Callable] = []
 RESERVATIONS: list[Callable] = []
 # conversation → the system prompt every request starts with (the agent's, set by agent.init_app).
 SYSTEM_PROMPT: dict[str, Callable] = {}
+# config → the tool specs every request carries (set by agent.init_app; the planner counts them).
+TOOL_SPECS: dict[str, Callable] = {}
 
 
 def add(registry: list, item, first: bool = False) -> None:
@@ -41,3 +43,9 @@ def system_prompt(conversation) -> str:
     except KeyError:
         raise RuntimeError("no system prompt wired in: build the app with create_app()") from None
     return prompt(conversation)
+
+
+def tool_specs(config) -> list[dict]:
+    """The tool specs the agent sends with a request; none when no agent is wired in."""
+    specs = TOOL_SPECS.get("tools")
+    return specs(config) if specs else []

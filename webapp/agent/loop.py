@@ -17,7 +17,7 @@ from ..llm.messages import (assistant_message, close_open_tool_calls, notice_mes
                             tool_message)
 from ..llm.tokens import calibrated_ratio, estimate_messages, estimate_tools
 from ..llm.valid_text import valid_stream
-from ..context.window import fit
+from ..context.request import plan_request
 from ..context.manifest import ManifestRecorder
 from .. import tracing
 from ..extensions import db
@@ -121,11 +121,9 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
         tool_tokens = estimate_tools(specs)
         options = {"max_tokens": reserve} if getattr(provider, "takes_options", False) else {}
 
-        def planned(budget_cap=None):
-            ratio_now = conversation.token_ratio or 1.0
-            margin = (profile.context_window or 0) // 20  # the estimate is only an estimate
-            fixed = reserve + margin + round((tool_tokens + estimate_messages(messages)) * ratio_now)
-            return fit(conversation, config, turn.seq, profile.context_window, fixed, budget_cap)
+        def planned(budget_cap=None):  # the one planner: the viewer shows what it returns
+            return plan_request(conversation, config, before_seq=turn.seq, question=messages,
+                                profile=profile, specs=specs, budget_cap=budget_cap)
 
         plan = planned()
         manifest = ManifestRecorder(plan, conversation.id)  # what each model call receives

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from ..context.assemble import SUMMARY_STRATEGIES, assemble
+from ..context.assemble import SUMMARY_STRATEGIES
+from ..context.request import plan_request
 from ..context.summary.section import cached_summary
 from ..models import Conversation
 from ..storage import newest_turn
@@ -45,7 +46,7 @@ def chat_gauge(conversation: Conversation | None) -> ChatGauge | None:
     if conversation is None or not conversation.turn_count:
         return None
     try:
-        plan = assemble(conversation, current_app.config)
+        plan = plan_request(conversation, current_app.config)
     except ValueError:  # settings no strategy takes (an old import, a hand edit): no gauge, no 500
         return None
     sections = [(s.name, s.tokens) for s in plan.sections]

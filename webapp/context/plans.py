@@ -5,6 +5,7 @@ to learn what a plan is.
 """
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from ..llm.tokens import estimate_messages
 
@@ -124,6 +125,7 @@ class ContextPlan:
     sections: list[Section]
     history: HistoryPlan
     ratio: float = 1.0
+    shape: Any = None  # request.RequestShape: the window and reserve it was fitted to
 
     @property
     def messages(self) -> list[dict]:

@@ -20,10 +20,11 @@ def room_for_plan(window: int | None, fixed_tokens: int) -> int | None:
 
 
 def fit(conversation, config, before_seq: int | None, window: int | None, fixed_tokens: int,
-        budget_cap: int | None = None):
+        budget_cap: int | None = None, policy: Policy | None = None):
     """The plan for the next request, inside `window` once `fixed_tokens` are set aside; a
-    refused request is planned again with `budget_cap` (half the budget it had)."""
-    policy = Policy.for_conversation(conversation, config)
+    refused request is planned again with `budget_cap` (half the budget it had). Called by
+    request.plan_request, the one planner."""
+    policy = policy or Policy.for_conversation(conversation, config)
     if budget_cap is not None:
         policy = replace(policy, budget=max(min(policy.budget, budget_cap), MIN_BUDGET))
     plan = assemble(conversation, config, policy=policy, before_seq=before_seq)

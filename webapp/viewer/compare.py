@@ -2,7 +2,8 @@
 turns whose fate differs, found by comparing the two sets of fate runs (never every turn)."""
 from dataclasses import dataclass
 
-from ..context.assemble import Policy, assemble
+from ..context.assemble import Policy
+from ..context.request import plan_request
 from .fates import FateRun, Fates
 from .strip import Strip, fate_strip
 from .whatif import WhatIfError, parse_what_if
@@ -55,7 +56,7 @@ class Comparison:
 
 
 def side(conversation, config, policy: Policy) -> Side:
-    plan = assemble(conversation, config, policy)
+    plan = plan_request(conversation, config, policy)
     fates = Fates(plan, conversation.id)
     runs = fates.runs()
     return Side(plan.policy, {s.name: s.tokens for s in plan.sections}, plan.total_tokens,

@@ -1,6 +1,6 @@
 """The viewer's data: every stored turn beside what the next request sends for it, and why.
 
-Fates come only from assemble() (the one place that decides them); this module lines them up
+Fates come only from plan_request() (the planner whose plan the agent loop sends); this module lines them up
 with the stored turns, sizes and traces, for the page, the JSON and the tests alike.
 """
 from dataclasses import dataclass, field
@@ -9,7 +9,8 @@ from datetime import datetime
 from sqlalchemy import select
 
 from ..extensions import db
-from ..context.assemble import STRATEGIES, ContextPlan, Policy, Section, assemble
+from ..context.assemble import STRATEGIES, ContextPlan, Policy, Section
+from ..context.request import plan_request
 from ..context.manifest import memory_count
 from ..models import Conversation, Turn
 from .chart import CostChart, cost_chart
@@ -154,7 +155,7 @@ def build_report(conversation: Conversation, config, policy: Policy | None = Non
     (`size` of them; the viewer's page size by default)."""
     stored_policy = Policy.for_conversation(conversation, config)
     policy = policy or stored_policy
-    plan = assemble(conversation, config, policy)
+    plan = plan_request(conversation, config, policy)
     total = plan.total_tokens
     size = size or config["NIMBUS_VIEWER_PAGE_TURNS"]
     turns = page_of_turns(conversation.id, before, size)

@@ -1,0 +1,64 @@
+"""The request planner: what the next model call sends, fitted to the provider's window.
+
+`plan_request` is the one place that decides it. The agent loop sends the messages it returns;
+the viewer, the chat's gauge, compare and `flask show --context` show the same plan, so what a
+person reads about the next request is what the provider receives (docs/context.md).
+"""
+from dataclasses import dataclass
+
+from ..hooks import tool_specs
+from ..llm.profile import Profile, profile_for
+from ..llm.tokens import estimate_messages, estimate_tools
+from .plans import ContextPlan, Policy
+from .window import fit
+
+# Tokens set aside for the question, before it is known: a page shows the next request before
+# anybody asks it, so any question up to this size gets exactly the plan the page showed.
+QUESTION_ROOM = 128
+
+
+@dataclass
+class RequestShape:
+    """What the window holds besides the planned sections; `window` None: no window binds."""
+    window: int | None
+    reserve: int  # the answer's room (max_tokens)
+    margin: int  # the estimate is only an estimate: a twentieth of the window
+    tool_tokens: int  # the tool specs, estimated as they are sent
+    question_tokens: int  # the question (and the turn's tool steps so far), or QUESTION_ROOM
+    binds: bool = False  # the window, not the budget, set how much history is sent
+
+    def payload(self) -> dict:
+        return {"window": self.window, "reserve": self.reserve, "margin": self.margin,
+                "tool_tokens": self.tool_tokens, "question_tokens": self.question_tokens,
+                "binds": self.binds}
+
+    def fixed(self, ratio: float) -> int:
+        """Tokens not planned: the answer's reserve, the margin, the tools and the question."""
+        return self.reserve + self.margin + round((self.tool_tokens + self.question_tokens)
+                                                  * ratio)
+
+
+def request_shape(config, profile: Profile | None = None, question: list | None = None,
+                  specs: list | None = None) -> RequestShape:
+    profile = profile or profile_for(config)
+    reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
+    specs = tool_specs(config) if specs is None else specs
+    return RequestShape(profile.context_window, reserve, (profile.context_window or 0) // 20,
+                        estimate_tools(specs),
+                        max(estimate_messages(question or []), QUESTION_ROOM))
+
+
+def plan_request(conversation, config, policy: Policy | None = None,
+                 before_seq: int | None = None, question: list | None = None,
+                 profile: Profile | None = None, specs: list | None = None,
+                 budget_cap: int | None = None) -> ContextPlan:
+    """The next request's plan under `policy` (the conversation's by default), inside the
+    provider's window; `question` is the turn being answered (None: not asked yet)."""
+    shape = request_shape(config, profile, question, specs)
+    policy = policy or Policy.for_conversation(conversation, config)
+    plan = fit(conversation, config, before_seq, shape.window,
+               shape.fixed(conversation.token_ratio or 1.0), budget_cap, policy)
+    shape.binds = shape.window is not None and (plan.policy.budget < policy.budget or
+                                                 plan.policy.memory_room is not None)
+    plan.shape = shape
+    return plan
