@@ -1,7 +1,8 @@
 """Benchmark: server time and size of the chat page /c/<id> against conversation length.
 
 Builds conversations of 100, 1,000 and 10,000 answered turns (a third with a tool call and its
-result) for one guest in a temporary SQLite database, then times GET /c/<id> through the app
+result; sizes counted as storage counts them) for one guest in a temporary SQLite database,
+without a summary and with one covering all but the newest 20 turns, then times GET /c/<id>
 (median of repeated requests) against a baseline measured in the same run: the same page drawing
 every turn, as the chat page did before it showed only the newest page.
 Run: .venv/bin/python bench/chat_page.py
@@ -22,7 +23,9 @@ from webapp.accounts import seed_demo  # noqa: E402
 from webapp.chat.views import pane  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
+from webapp.context.summary.models import ConversationSummary  # noqa: E402
 from webapp.llm.messages import assistant_message, compact_turn, tool_message, user_message  # noqa: E402
+from webapp.llm.tokens import estimate_messages  # noqa: E402
 from webapp.models import Conversation, Turn, User  # noqa: E402
 from webapp.storage import all_turns, create_conversation  # noqa: E402
 
@@ -40,17 +43,25 @@ def turn_row(conversation_id: str, seq: int) -> dict:
                                                              "status": "shipped", "amount": "$89.00"})]
     answer = f"Order #{1041 + seq % 5} is **shipped**. Refunds are possible within 14 days of purchase."
     messages.append(assistant_message(answer))
+    compact = compact_turn(messages)
     return {"conversation_id": conversation_id, "seq": seq, "messages": messages,
-            "compact": compact_turn(messages), "question": question, "answer": answer,
-            "outcome": "answered", "trace": []}
+            "compact": compact, "question": question, "answer": answer,
+            "outcome": "answered", "trace": [], "full_tokens": estimate_messages(messages),
+            "compact_tokens": estimate_messages(compact)}
 
 
-def build(user: User, turns: int) -> str:
+def build(user: User, turns: int, summary: bool) -> str:
     conversation = create_conversation(user, f"{turns} turns")
     rows = [turn_row(conversation.id, seq) for seq in range(turns)]
     for start in range(0, turns, 1000):
         db.session.execute(insert(Turn), rows[start:start + 1000])
     conversation.turn_count = turns
+    conversation.history_tokens = sum(r["full_tokens"] for r in rows)
+    if summary:
+        db.session.add(ConversationSummary(
+            conversation_id=conversation.id, style="concise", through_seq=turns - 21,
+            text="The customer asked about orders #1041-#1045; all shipped, refunds explained."))
+        conversation.has_summary = True
     db.session.commit()
     return conversation.id
 
@@ -92,20 +103,23 @@ def main() -> None:
 
         print(f"page of {app.config['NIMBUS_CHAT_PAGE_TURNS']} turns, median of {REPEATS} requests "
               f"(baseline: one render)\n")
-        print(f"{'turns':>7} {'page ms':>9} {'page KB':>9} {'all ms':>9} {'all KB':>9}")
-        results = {}
-        for turns in SIZES:
-            with app.app_context():
-                conversation_id = build(db.session.get(User, user_id), turns)
-                db.session.remove()
-            ms, size = median_ms(lambda: page(conversation_id), REPEATS)
-            all_ms, all_size = median_ms(lambda: whole_page(conversation_id), 1)
-            results[turns] = (ms, size)
-            print(f"{turns:>7} {ms:>9.1f} {size / 1024:>9.1f} {all_ms:>9.1f} {all_size / 1024:>9.1f}")
-        ms, size = results[SIZES[-1]]
-        growth = ms / results[SIZES[0]][0]
-        print(f"\nchat page @{SIZES[-1]} turns: {ms:.1f} ms, {size / 1024:.0f} KB, "
-              f"growth {SIZES[0]}->{SIZES[-1]} {growth:.2f}x")
+        for summary in (False, True):
+            print(f"{'with' if summary else 'without'} a summary")
+            print(f"{'turns':>7} {'page ms':>9} {'page KB':>9} {'all ms':>9} {'all KB':>9}")
+            results = {}
+            for turns in SIZES:
+                with app.app_context():
+                    conversation_id = build(db.session.get(User, user_id), turns, summary)
+                    db.session.remove()
+                ms, size = median_ms(lambda: page(conversation_id), REPEATS)
+                all_ms, all_size = median_ms(lambda: whole_page(conversation_id), 1)
+                results[turns] = (ms, size)
+                print(f"{turns:>7} {ms:>9.1f} {size / 1024:>9.1f} {all_ms:>9.1f} "
+                      f"{all_size / 1024:>9.1f}")
+            ms, size = results[SIZES[-1]]
+            growth = ms / results[SIZES[0]][0]
+            print(f"chat page @{SIZES[-1]} turns: {ms:.1f} ms, {size / 1024:.0f} KB, "
+                  f"growth {SIZES[0]}->{SIZES[-1]} {growth:.2f}x\n")
         with app.app_context():
             db.engine.dispose()
 

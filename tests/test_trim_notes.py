@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from webapp.chat.trim_notes import note_between
+from webapp.chat.trim_notes import note_between, turns_named
 from webapp.extensions import db
 
 from .support import ask, guest_user, sse_events
@@ -45,14 +45,34 @@ def test_a_note_can_be_turned_off(guest, conversation):
     assert len(notes(guest.get(f"/c/{conversation.id}").text)) == 1
 
 
-def test_dropped_turns_are_counted(guest):
+def test_dropped_turns_are_named(guest):
     user = guest_user(guest)
     _, conversation, _ = ask(user, "Can I get a refund for order #1043?")
     conversation.strategy, conversation.settings = "window", {"recent_turns": 2}
     db.session.commit()
     for question in ("What about 1042?", "Yes please.", "Thanks", "Bye"):
         ask(user, question, conversation)
-    assert notes(guest.get(f"/c/{conversation.id}").text) == [("4", "1 dropped"), ("5", "1 dropped")]
+    assert notes(guest.get(f"/c/{conversation.id}").text) == [("4", "Turn 1 dropped"),
+                                                              ("5", "Turn 2 dropped")]
+
+
+def test_turn_numbers_are_written_as_a_person_writes_them():
+    assert turns_named([4]) == "Turn 5"
+    assert turns_named([0, 1, 2, 3]) == "Turns 1–4"
+    assert turns_named([2, 6]) == "Turns 3 and 7"
+    assert turns_named([2, 4, 6, 7, 8]) == "Turns 3, 5 and 7–9"
+
+
+def test_a_later_fold_names_only_the_turns_it_added(guest, conversation):
+    user = guest_user(guest)
+    for question in ("Where is my order #1041?", "What is your returns policy?",
+                     "Thanks, and order #1045?", "How long does shipping take?"):
+        ask(user, question, conversation)
+    texts = [text for _, text in notes(guest.get(f"/c/{conversation.id}").text)]
+    summarized = [t for t in texts if "summarized" in t]
+    assert summarized[0] == "Turns 1–4 are now summarized"
+    assert len(summarized) == len(set(summarized)), "a change is noted once, where it happened"
+    assert all(not t.startswith("Turns 1–") for t in summarized[1:]), summarized
 
 
 def test_a_pin_that_no_longer_fits_is_named(guest):

@@ -26,12 +26,13 @@ class TrimNote:
 
     @property
     def parts(self) -> list[str]:
+        """Exactly the turns that changed here: a change noted at one reply is never noted again."""
         parts = []
         if self.summarized:
-            parts.append(f"Turns 1–{self.summarized_through + 1} are now summarized"
-                         if self.summarized_through > 0 else "Turn 1 is now summarized")
+            verb = "is" if len(self.summarized) == 1 else "are"
+            parts.append(f"{turns_named(self.summarized)} {verb} now summarized")
         if self.dropped:
-            parts.append(f"{len(self.dropped)} dropped")
+            parts.append(f"{turns_named(self.dropped)} dropped")
         for seq in self.pins_unfit:
             parts.append(f"pinned turn {seq + 1} no longer fits")
         return parts
@@ -39,6 +40,20 @@ class TrimNote:
     @property
     def text(self) -> str:
         return " · ".join(self.parts)
+
+
+def turns_named(seqs: list[int]) -> str:
+    """Turn numbers as a person writes them: "Turn 3", "Turns 1–4", "Turns 3, 5 and 7–9"."""
+    runs: list[list[int]] = []
+    for seq in sorted(set(seqs)):
+        if runs and seq == runs[-1][-1] + 1:
+            runs[-1].append(seq)
+        else:
+            runs.append([seq])
+    names = [f"{r[0] + 1}–{r[-1] + 1}" if len(r) > 2 else
+             (f"{r[0] + 1}, {r[1] + 1}" if len(r) == 2 else f"{r[0] + 1}") for r in runs]
+    text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return ("Turn " if len(set(seqs)) == 1 else "Turns ") + text
 
 
 def history_seqs(manifest: dict) -> set[int]:
