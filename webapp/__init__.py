@@ -1,10 +1,19 @@
 """Nimbus: a chat whose assistant remembers, and which shows exactly what it remembers."""
 import os
+import sys
 
 from dotenv import load_dotenv
 from flask import Flask
 
 from . import config as settings
+
+SWITCH_INTERVAL = 0.0005  # seconds; Python's default is 5 ms
+
+
+def share_the_gil_promptly() -> None:
+    """A process-wide knob, set here once: a search's query embedding runs on another thread and
+    needs the GIL for moments between C calls (webapp/memories/embeddings.py; never lengthened)."""
+    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -20,6 +29,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.update(settings.from_environment(settings.DEFAULTS))
     else:
         app.config.update(test_config)
+    share_the_gil_promptly()
     app.config["SQLALCHEMY_DATABASE_URI"] = settings.database_uri(app)
     app.config["SECRET_KEY"] = settings.secret_key(app)
 

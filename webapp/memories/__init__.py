@@ -8,8 +8,6 @@ def init_app(app) -> None:
     from ..agent.tools import register_tools
     from ..jobs import register_jobs
     from . import block, cli, jobs, offline_distiller, report_views, tools, views
-    from .embeddings import share_the_gil_promptly
-    share_the_gil_promptly()  # a search's query embedding runs beside it, on another thread
     hooks.add(hooks.SECTION_SOURCES, block.memory_section, first=True)
     register_tools(*tools.TOOLS)
     hooks.add(hooks.AFTER_TURN, jobs.after_turn)

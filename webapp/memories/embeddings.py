@@ -4,7 +4,6 @@ Vectors are L2-normalised float32, stored as raw bytes, so cosine similarity is 
 """
 import logging
 import os
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +24,7 @@ QUERY_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-quer
 # The query's thread needs the GIL for moments between its C calls (tokenizer, model, pooling);
 # at Python's default 5 ms switch interval each moment waited behind the request thread's
 # Python, and a 6 ms embedding took 17 ms beside a search (bench/memory_search.py, docs/memory.md).
-SWITCH_INTERVAL = 0.0005
+# The app factory sets a 0.5 ms interval for the process (webapp/__init__.py).
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -158,11 +157,6 @@ def get_embedder(config) -> Embedder | None:
     if kind == "minilm":
         return MiniLMEmbedder()
     return None
-
-
-def share_the_gil_promptly() -> None:
-    """Let a thread waiting for the GIL have it within SWITCH_INTERVAL (never lengthened)."""
-    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
 
 class QueryEmbedding:
