@@ -52,12 +52,12 @@ def test_the_gauge_updates_after_a_reply(new_page, size):
     expect(gauge).to_be_visible()
     gauge.locator("summary").click()
     expect(gauge.locator(".gauge-popover")).to_be_in_viewport()
-    expect(gauge).to_contain_text("(estimated)")
+    expect(gauge).to_contain_text("before your question")
     before = gauge_tokens(page, "history")
     send(page, "OK. What about my other order, 1042?", 1)
     expect(page.locator('#context-gauge dd[data-section="history"]')).not_to_have_text(f"{before:,}")
     assert gauge_tokens(page, "history") > before  # no reload: the done event swapped it
-    expect(page.locator("#context-gauge")).to_contain_text("reported by the provider")
+    expect(page.locator("#context-gauge")).to_contain_text("the provider counted")
     scroll = page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     assert scroll
 

@@ -23,7 +23,8 @@ from .. import tracing
 from ..extensions import db
 from ..hooks import AFTER_TURN  # (turn, plan) once a turn is saved; filled by memories, context
 from ..storage import checkpoint_turn, finish_turn
-from .tools import ToolContext, run_tool, tools_for
+from . import approval
+from .tools import REGISTRY, ToolContext, run_tool, tools_for
 
 FALLBACK_ERROR = "Sorry, I'm having trouble right now. Please try again in a moment."
 FALLBACK_TOO_LONG = ("Sorry, this conversation has grown longer than the model can read at once. "
@@ -102,6 +103,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
     config = config or current_app.config
     conversation, turn_id = turn.conversation, turn.id
     messages, trace, usage = list(turn.messages), [], {}
+    question = turn.question or ""  # the customer's words this turn: what write tools need
     outcome, answer, streamed, plan, ratio, manifest = None, None, [], None, None, None
     context_tokens = estimate_messages(messages)
     progress = {} if progress is None else progress
@@ -144,7 +146,7 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 started, reply, streamed = time.monotonic(), None, []
                 progress["streamed"] = streamed
                 release_connection()
-                manifest.call(messages)
+                manifest.call(messages, tool_tokens if specs else 0)
                 limit, size = config["NIMBUS_MAX_ANSWER_CHARS"], 0
                 span = spans.model_call(step, plan, messages)
                 try:
@@ -242,8 +244,12 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 calls_seen[key] = calls_seen.get(key, 0) + 1
                 tool_started = time.monotonic()
                 tool_span = spans.tool(call)
+                refused = approval.check(REGISTRY.get(call.name), context, question,
+                                         call.arguments)
                 if calls_seen[key] > config["NIMBUS_MAX_REPEAT_CALLS"]:
                     result = {"error": REPEATED_CALL}
+                elif refused is not None:  # a write nobody asked for: the chat asks them
+                    result = refused
                 else:
                     progress["in_tool"] = True  # a Stop now waits for the tool's result
                     try:

@@ -23,16 +23,24 @@ class Tool:
     parameters: dict
     run: Callable[[ToolContext, dict], dict]
     enabled: Callable[[dict], bool] = lambda config: True
+    # A tool that changes something (approval.py): the customer's words that ask for it, the
+    # Yes / No question the chat shows otherwise, and the words its Yes sends.
+    asks: Any = None  # a compiled pattern; None: a read, always run
+    approval: Callable[[dict], str] | None = None
+    confirm: Callable[[dict], str] | None = None
 
     def spec(self) -> dict:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
 
-def tool(name: str, description: str, properties: dict, required=(), enabled=None):
-    """Describe a function as a tool the model can call (its package's init_app registers it)."""
+def tool(name: str, description: str, properties: dict, required=(), enabled=None,
+         asks=None, approval=None, confirm=None):
+    """Describe a function as a tool the model can call (its package's init_app registers it);
+    a tool that changes something gives `asks`, `approval` and `confirm` (approval.py)."""
     def describe(func):
         schema = {"type": "object", "properties": properties, "required": list(required)}
-        func.tool = Tool(name, description, schema, func, enabled or (lambda config: True))
+        func.tool = Tool(name, description, schema, func, enabled or (lambda config: True),
+                         asks, approval, confirm)
         return func
     return describe
 

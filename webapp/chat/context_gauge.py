@@ -26,6 +26,17 @@ class ChatGauge:
     next_fate: str  # "summarized" or "dropped"
     pins_over_budget: bool
     summary_failed: bool = False
+    tool_tokens: int = 0  # the tool descriptions the next request carries besides, estimated
+    reported_estimate: int | None = None  # what we estimated for the call `reported` counted
+    ratio: float = 1.0  # what estimates are scaled by, learnt from the provider's counts
+
+    @property
+    def estimate_off(self) -> int | None:
+        """How far our estimate of the last request was from the provider's count, in percent
+        of the count (negative: we estimated too few)."""
+        if not self.reported or self.reported_estimate is None:
+            return None
+        return round(100 * (self.reported_estimate - self.reported) / self.reported)
 
     @property
     def percent(self) -> int:
@@ -36,9 +47,10 @@ class ChatGauge:
         return LABELS.get(name, name.replace("_", " ").capitalize())
 
 
-def first_call_reported(turn) -> int | None:
+def first_call(turn) -> dict:
+    """The newest reply's first model call as its manifest recorded it ({} if none)."""
     calls = (turn.manifest or {}).get("calls") or [] if turn is not None else []
-    return calls[0].get("prompt_tokens") if calls else None
+    return calls[0] if calls and isinstance(calls[0], dict) else {}
 
 
 def chat_gauge(conversation: Conversation | None) -> ChatGauge | None:
@@ -55,9 +67,14 @@ def chat_gauge(conversation: Conversation | None) -> ChatGauge | None:
     next_out = window[0].seq if window else None  # the oldest the strategy still sends
     fate = "summarized" if plan.policy.strategy in SUMMARY_STRATEGIES else "dropped"
     summary = cached_summary(conversation) if conversation.has_summary else None
-    return ChatGauge(gauge, plan.policy.budget, plan.total_tokens,
-                     first_call_reported(newest_turn(conversation)), next_out, fate,
-                     plan.history.pins_over_budget, bool(summary and summary.failed_at))
+    last = first_call(newest_turn(conversation))
+    estimate = last.get("estimated_tokens")
+    return ChatGauge(gauge, plan.policy.budget, plan.total_tokens, last.get("prompt_tokens"),
+                     next_out, fate, plan.history.pins_over_budget,
+                     bool(summary and summary.failed_at),
+                     plan.shape.tool_tokens if plan.shape else 0,
+                     None if estimate is None else estimate + (last.get("tool_tokens") or 0),
+                     plan.ratio)
 
 
 def init_app(app) -> None:

@@ -32,6 +32,12 @@ class ToolStep:
         return isinstance(self.result, dict) and "error" in self.result
 
     @property
+    def approval(self) -> dict | None:
+        """The Yes / No question of a write the customer had not asked for (agent/approval.py)."""
+        found = self.result.get("approval") if isinstance(self.result, dict) else None
+        return found if isinstance(found, dict) and found.get("question") else None
+
+    @property
     def label(self) -> str:
         """The sentence shown for this step; unknown tools and missing fields fall back to the name."""
         running, done = LABELS.get(self.name, ("Running {tool}", "Ran {tool}"))
@@ -41,6 +47,8 @@ class ToolStep:
             text = (running if self.running else done).format_map(fields)
         except (KeyError, IndexError, ValueError):
             text = ("Running " if self.running else "Ran ") + fields["tool"]
+        if self.approval:
+            return f"Asked you first: {self.approval['question']}"
         if self.failed:
             return f"{FAILED.get(self.name, text)}: {self.result['error']}"
         return text + ("…" if self.running else "")

@@ -84,11 +84,13 @@ class ManifestRecorder:
         # Pinned and left-out turns, at any age: what the chat's notes compare turn to turn.
         self.marks = [[f.seq, f.fate, f.reason] for _, f in sorted(plan.history.marks.items())]
 
-    def call(self, turn_messages: list[dict]) -> None:
-        """A model call is about to receive the plan's messages plus these of the turn itself."""
+    def call(self, turn_messages: list[dict], tool_tokens: int = 0) -> None:
+        """A model call is about to receive the plan's messages plus these of the turn itself,
+        and the tool specs (`tool_tokens`, estimated: the provider counts them in its prompt)."""
         estimated = self.plan.total_tokens + estimate_messages(turn_messages)
         self.calls.append({"messages": len(turn_messages), "estimated_tokens": estimated,
-                           "prompt_tokens": None})
+                           "prompt_tokens": None,
+                           **({"tool_tokens": tool_tokens} if tool_tokens else {})})
 
     def reported(self, usage: dict | None) -> None:
         if self.calls and usage:

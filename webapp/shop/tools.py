@@ -73,11 +73,25 @@ def check_refund_eligibility(context, args):
             "reason": reason}
 
 
+# The customer's words that ask for a ticket (or a refund, which a ticket requests).
+ASKS_FOR_TICKET = re.compile(
+    r"\b(open|create|file|raise|make|submit|log|start|send|want|need|like|request)\b[^.?!]{0,40}"
+    r"\b(ticket|complaint|case|claim|refund|money back)"
+    r"|\b(escalate|complain)|\b(speak|talk) to (a |an |some)?(human|person|agent|someone|support)"
+    r"|\brefund (me|it|this|that|order)|\bget (my )?money back", re.I)
+
+
+def about_order(args: dict) -> str:
+    return f" about order #{args['order_id']}" if args.get("order_id") is not None else ""
+
+
 @tool("create_support_ticket", "Open a support ticket for the customer, e.g. a refund request.",
       {"category": {"type": "string", "enum": CATEGORIES},
        "summary": {"type": "string", "description": "One sentence for the support team"},
        "order_id": {"type": "integer", "description": "The order number, if about an order"}},
-      required=["category", "summary"])
+      required=["category", "summary"], asks=ASKS_FOR_TICKET,
+      approval=lambda args: f"Open a support ticket{about_order(args)}?",
+      confirm=lambda args: f"Yes, please open a support ticket{about_order(args)}.")
 def create_support_ticket(context, args):
     category = args["category"] if args["category"] in CATEGORIES else "other"
     order = None

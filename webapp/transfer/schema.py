@@ -141,6 +141,7 @@ class SentSection(Strict):
 class SentCall(Strict):
     messages: Count
     estimated_tokens: Count = 0
+    tool_tokens: Count = 0  # the tool specs' estimate, counted apart from the messages
     prompt_tokens: Count | None = None
 
 

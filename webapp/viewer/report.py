@@ -6,7 +6,7 @@ with the stored turns, sizes and traces, for the page, the JSON and the tests al
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ..extensions import db
 from ..context.assemble import STRATEGIES, ContextPlan, Policy, Section
@@ -96,6 +96,7 @@ class ViewerReport:
     newer_before: int | None = None  # ... at this `before` (None: the newest page)
     strategies: list[str] = field(default_factory=lambda: list(STRATEGIES))
     live_sources: set[str] = field(default_factory=set)  # memories' source conversations not deleted
+    counted_replies: int = 0  # replies whose prompt the provider counted: what the ratio learnt from
 
     @property
     def what_if(self) -> bool:
@@ -136,6 +137,12 @@ def model_calls(turn: Turn) -> int:
     return max(1, len({t.get("step") for t in turn.trace or [] if t.get("step")}))
 
 
+def counted_replies(conversation_id: str) -> int:
+    """Replies the provider counted the prompt of: the token ratio was learnt from these."""
+    return db.session.scalar(select(func.count()).select_from(Turn).where(
+        Turn.conversation_id == conversation_id, Turn.prompt_tokens.is_not(None))) or 0
+
+
 def turn_row(turn: Turn, fates: Fates, ratio: float) -> TurnRow:
     if turn.outcome == "pending":
         fate, reason, sent, sent_tokens = None, NOT_FINISHED, [], 0
@@ -173,6 +180,7 @@ def build_report(conversation: Conversation, config, policy: Policy | None = Non
         fates.counts(), conversation.turn_count, fates.runs())
     report.strip, report.fates = fate_strip(report.runs, fates.through), fates
     report.live_sources = live_sources(report.sections)
+    report.counted_replies = counted_replies(conversation.id)
     if turns and turns[0].seq > 0:
         report.older_before = turns[0].seq
     if turns and turns[-1].seq < conversation.turn_count - 1:
