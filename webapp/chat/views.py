@@ -1,4 +1,6 @@
 """The chat page: a sidebar of the guest's conversations, the open one, replies streamed over SSE."""
+from types import SimpleNamespace
+
 from flask import (Blueprint, Response, abort, current_app, g, make_response, render_template,
                    request, stream_with_context, url_for)
 from flask_htmx import make_response as htmx_response
@@ -11,6 +13,7 @@ from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
 from ..security.validation import length_problem
+from ..context.request import window_problem
 from ..runs.heartbeat import close_if_abandoned, run_for
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
@@ -100,6 +103,9 @@ def start_conversation():
     question = read_question()
     if not question:
         return "", 204
+    new = SimpleNamespace(tenant=g.user.tenant, token_ratio=1.0)  # what its prompt reads
+    if problem := window_problem(new, current_app.config, question):
+        return refusal(problem, 422)  # nothing stored: the box keeps the message
     if admission.is_busy(current_app):
         return busy()
     turn = storage.start_conversation(g.user, question, short_title(question))
@@ -117,6 +123,8 @@ def send_message(conversation_id):
     question = read_question()
     if not question:
         return "", 204
+    if problem := window_problem(conversation, current_app.config, question):
+        return refusal(problem, 422)  # nothing stored: the box keeps the message
     if admission.is_busy(current_app):
         return busy()
     turn = store_question(conversation, question)

@@ -6,10 +6,11 @@ person reads about the next request is what the provider receives (docs/context.
 """
 from dataclasses import dataclass
 
-from ..hooks import tool_specs
+from ..hooks import system_prompt, tool_specs
+from ..llm.messages import user_message
 from ..llm.profile import Profile, profile_for
 from ..llm.tokens import estimate_messages, estimate_tools
-from .plans import ContextPlan, Policy
+from .plans import ContextPlan, Policy, sized
 from .window import fit
 
 # Tokens set aside for the question, before it is known: a page shows the next request before
@@ -62,3 +63,26 @@ def plan_request(conversation, config, policy: Policy | None = None,
                                                  plan.policy.memory_room is not None)
     plan.shape = shape
     return plan
+
+
+def window_problem(conversation, config, question: str) -> str | None:
+    """Why `question` cannot be sent to this model at all, said before anything is stored or
+    sent; None when it fits. The system prompt, the tools and the answer's reserve come first,
+    and the history gives way to the question, never the other way round."""
+    shape = request_shape(config)
+    if not shape.window:
+        return None
+    ratio = conversation.token_ratio or 1.0
+    fixed = shape.reserve + shape.margin + round(shape.tool_tokens * ratio) + sized(
+        [{"role": "system", "content": system_prompt(conversation)}], ratio)
+    tokens = sized([user_message(question)], ratio)
+    room = shape.window - fixed
+    if tokens <= room:
+        return None
+    if room < QUESTION_ROOM:
+        return (f"This model reads {shape.window:,} tokens at once, and Nimbus's instructions, "
+                f"tools and the answer's room take about {fixed:,} of them, so no message fits. "
+                "Start the model's server with a larger context (for llama-server, -c 4096).")
+    return (f"This message is about {tokens:,} tokens; this model reads {shape.window:,} at "
+            f"once, of which about {room:,} are left for a message. Please shorten it or "
+            "attach less.")
