@@ -15,6 +15,7 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import select
 
+from ..context.summary.fold import Said
 from ..extensions import db
 from ..llm import provider_for
 from ..llm.base import ContextTooLong, ProviderError, Reply
@@ -154,17 +155,17 @@ def fitting(turns: list, request, config, ratio: float) -> list:
     reported (llama.cpp's 2,048 tokens hold few long turns); at least one turn. A server that
     still refuses it gets the older half (distil_window)."""
     from ..llm.profile import profile_for
-    profile = profile_for(config)
-    window = profile.context_window
-    if not window:
+    room = profile_for(config).request_room(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
+    if room is None:
         return turns
-    room = window - window // 10 - profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
     while len(turns) > 1 and estimate_messages(request(turns)) * ratio > room:
         turns = turns[:max(1, len(turns) * 3 // 4)]
     return turns
 
 
 def distil_window(conversation_id: str, min_messages: int, config, provider=None) -> str:
+    """Read the window, end the transaction, ask the model holding nothing, then write what it
+    found in a short transaction of its own (`store_pass`)."""
     conversation = db.session.get(Conversation, conversation_id)
     if conversation is None:
         return "gone: the conversation was deleted"
@@ -181,17 +182,19 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
     scope = SessionScope.for_conversation(conversation)
     known = known_memories(scope)
     instructions = system_prompt(conversation, scope, config, known)
+    schema, known_ids = output_schema(scope, known), [m.id for m in known]
 
     def request(window):
         return [{"role": "system", "content": instructions},
                 {"role": "user", "content": transcript(window, scope.subject_name)}]
-    turns = fitting(turns, request, config, conversation.token_ratio or 1.0)
+    turns = fitting([Said.of(turn) for turn in turns], request, config,
+                    conversation.token_ratio or 1.0)
+    read_from = checkpoint.distilled_through_seq
+    db.session.commit()  # ends the reading transaction before the model is asked
     through = turns[-1].seq
     for attempt in (1, 2):
-        messages = request(turns)
         try:
-            items = parse_memories(ask_model(messages, config, provider,
-                                             output_schema(scope, known)))
+            items = parse_memories(ask_model(request(turns), config, provider, schema))
             break
         except ContextTooLong as error:  # fewer turns fit: read the older half, then the rest
             if attempt == 1 and len(turns) > 1:
@@ -205,8 +208,28 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
             return advance(checkpoint, through, f"failed: {error}")
         except ProviderError as error:  # down, cut short, or gave its slot to a chat
             return not_read(checkpoint, conversation_id, through, error)
-    counts = write_memories(items, conversation, scope, turns, config, known)
-    return advance(checkpoint, through, describe_pass(counts))
+    return store_pass(conversation_id, read_from, items, turns, config, known_ids)
+
+
+def store_pass(conversation_id: str, read_from: int, items: list[dict], turns: list,
+               config, known_ids: list[int]) -> str:
+    """Write a pass's memories and advance the checkpoint, only when nothing moved meanwhile:
+    the conversation still there, its checkpoint where the pass began, the person still sharing."""
+    conversation = db.session.get(Conversation, conversation_id)
+    if conversation is None:
+        return "gone: the conversation was deleted"
+    checkpoint = db.session.get(DistillCheckpoint, conversation_id, populate_existing=True)
+    if (checkpoint.distilled_through_seq if checkpoint else -1) != read_from:
+        db.session.rollback()
+        return "changed meanwhile: these turns were read by another pass; nothing written"
+    checkpoint = checkpoint or DistillCheckpoint(conversation_id=conversation_id,
+                                                 distilled_through_seq=-1)
+    if not shares_memories(conversation.user, config):
+        return advance(checkpoint, turns[-1].seq, "skipped: this person does not share memories")
+    known = [m for m in (db.session.get(Memory, id_) for id_ in known_ids) if m is not None]
+    counts = write_memories(items, conversation, SessionScope.for_conversation(conversation),
+                            turns, config, known)
+    return advance(checkpoint, turns[-1].seq, describe_pass(counts))
 
 
 def distil_conversation(conversation_id: str, min_messages: int = 1, provider=None) -> str:
