@@ -3,14 +3,16 @@ from another connection goes through at once (SQLite file database, one write lo
 import threading
 import time
 
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 
+from webapp.context.summary.models import ConversationSummary
 from webapp.context.summary.section import cached_summary, refresh_summary
 from webapp.extensions import db
 from webapp.llm.offline import OfflineModel
 from webapp.memories.distiller import distil_conversation
-from webapp.memories.models import DistillCheckpoint
+from webapp.memories.models import DistillCheckpoint, Memory
 from webapp.models import Conversation
+from webapp.storage import delete_conversation_for_good
 
 from .support import ask
 from .test_summaries import long_conversation, save
@@ -109,3 +111,36 @@ def test_the_distiller_lets_another_connection_write_while_the_model_works(app, 
     assert outcome == ["wrote 1 memory(ies)"]
     db.session.expire_all()
     assert db.session.get(DistillCheckpoint, conversation.id).distilled_through_seq == 0
+
+
+def delete_from_another_connection(app, conversation_id: str) -> None:
+    with app.app_context():
+        delete_conversation_for_good(db.session.get(Conversation, conversation_id))
+        db.session.remove()
+
+
+def test_a_conversation_deleted_during_its_fold_is_left_deleted(app, alex):
+    conversation = long_conversation(alex)
+    model, outcome = HeldModel(), []
+    thread = in_background(app, lambda: outcome.append(refresh_summary(
+        db.session.get(Conversation, conversation.id), model)))
+    assert model.called.wait(10)
+    delete_from_another_connection(app, conversation.id)
+    model.release.set()
+    thread.join(10)
+    db.session.expire_all()
+    assert outcome == [(None, True)]
+    assert db.session.scalar(select(func.count()).select_from(ConversationSummary)) == 0
+
+
+def test_the_distiller_writes_nothing_for_a_conversation_deleted_while_it_read(app, alex):
+    _, conversation, _ = ask(alex, "I prefer email over phone.")
+    model, outcome = HeldModel(), []
+    thread = in_background(app, lambda: outcome.append(
+        distil_conversation(conversation.id, provider=model)))
+    assert model.called.wait(10)
+    delete_from_another_connection(app, conversation.id)
+    model.release.set()
+    thread.join(10)
+    assert outcome == ["gone: the conversation was deleted"]
+    assert db.session.scalar(select(func.count()).select_from(Memory)) == 0

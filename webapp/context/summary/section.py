@@ -167,6 +167,9 @@ def fold_turns(provider, plan: FoldPlan, style: str, config, ratio: float):
         try:
             text, topics = summarizer.fold(provider, plan.text, plan.topics, turns, style, size)
             return text, topics, turns
+        except summarizer.SummaryRejected as rejected:
+            rejected.turns = turns  # what was sent, for the record
+            raise
         except ContextTooLong as error:
             if attempt == 2:
                 raise
@@ -240,12 +243,15 @@ def refresh_summary(conversation, provider, style: str | None = None,
             try:
                 text, topics, folded = fold_turns(provider, plan, style, config, ratio)
             except summarizer.SummaryRejected as rejected:
-                note_refusal(conversation_id, style, plan.turns, rejected)
+                note_refusal(conversation_id, style, getattr(rejected, "turns", plan.turns),
+                             rejected)
                 return cached_summary(conversation, style), True
             through = folded[-1].seq
         else:  # only left-out or unfinished turns fell off: nothing to read, cover them
             text, topics, through = plan.text, plan.topics, plan.ahead
         if not store_fold(conversation_id, style, plan, text, topics, through):
+            if db.session.get(Conversation, conversation_id) is None:
+                return None, True  # deleted while the model worked: nothing left to fold
             log.info("summary of %s changed during its fold: folding again from it",
                      conversation_id)
     summary = cached_summary(conversation, style)
