@@ -191,7 +191,7 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
             log.warning("distiller failed on %s through turn %s: %s", conversation_id, through,
                         error)
             return advance(checkpoint, through, f"failed: {error}")
-        except ProviderError as error:  # down, cut short, or gave its slot to a chat
+        except ProviderError as error:  # down, or gave its slot to a chat: read it next time
             return not_read(checkpoint, conversation_id, through, error)
     return store_pass(conversation_id, read_from, items, turns, config, known_ids)
 
