@@ -144,3 +144,20 @@ def test_the_distiller_writes_nothing_for_a_conversation_deleted_while_it_read(a
     thread.join(10)
     assert outcome == ["gone: the conversation was deleted"]
     assert db.session.scalar(select(func.count()).select_from(Memory)) == 0
+
+
+def test_a_distiller_pass_whose_checkpoint_moved_meanwhile_writes_nothing(app, alex):
+    _, conversation, _ = ask(alex, "I prefer email over phone.")
+    model, outcome = HeldModel(), []
+    thread = in_background(app, lambda: outcome.append(
+        distil_conversation(conversation.id, provider=model)))
+    assert model.called.wait(10)
+    with app.app_context():  # another pass (or an import) marks the turns read meanwhile
+        db.session.add(DistillCheckpoint(conversation_id=conversation.id, distilled_through_seq=0,
+                                         last_outcome="read elsewhere"))
+        db.session.commit()
+        db.session.remove()
+    model.release.set()
+    thread.join(10)
+    assert outcome[0].startswith("changed meanwhile")
+    assert db.session.scalar(select(func.count()).select_from(Memory)) == 0
