@@ -103,6 +103,8 @@ DEFAULTS = {
     "NIMBUS_MEMORY_DISTIL_ON_COMPRESS": True,  # distil once turns leave the history window
     "NIMBUS_MEMORY_MIN_MESSAGES": 4,  # new messages needed before distilling on compression
     "NIMBUS_MEMORY_MAX_WINDOW_TURNS": 40,  # turns read per distiller call
+    "NIMBUS_MEMORY_MAX_TRIES": 3,  # cut off or refused reads of one window before it is given up
+    "NIMBUS_MEMORY_RETRY_MINUTES": 5.0,  # wait after the first such read; doubles after each
     "NIMBUS_MEMORY_SWEEP": True,  # the worker distils inactive conversations every 5 minutes
     "NIMBUS_MEMORY_INACTIVE_MINUTES": 30,
     "NIMBUS_MEMORY_SHARING_DEFAULT": True,  # for people who never chose

@@ -97,20 +97,22 @@ def summarize(conversation_id, style, email):
 @user_option
 def topics(conversation_id, email):
     """List the topics of the whole conversation: the summary's and the recent turns'."""
-    from .summary.section import style_of, turns_to_fold
-    from .summary.fold import fold
+    from .summary.fold import Said
+    from .summary.section import FoldPlan, fold_turns, style_of, turns_to_fold
     conversation = owned(conversation_id, resolve_user(email))
     summary = up_to_date(conversation, None)
     text, found = (summary.text, list(summary.topics)) if summary else ("", [])
     after, config = summary.through_seq if summary else -1, current_app.config
     style, provider = summary.style if summary else style_of(conversation), provider_for(current_app)
+    ratio = conversation.token_ratio or 1.0
     while turns := turns_to_fold(conversation.id, after, None, config["NIMBUS_SUMMARY_CHUNK_TURNS"]):
-        try:
-            text, found = fold(provider, text, found, turns, style,
-                               config["NIMBUS_SUMMARY_MAX_TOKENS"])
+        plan = FoldPlan(after, text, found, [Said.of(turn) for turn in turns], turns[-1].seq)
+        db.session.commit()  # no transaction is held while the model works
+        try:  # fitted to the window like the summary's own folds; nothing is stored
+            text, found, folded = fold_turns(provider, plan, style, config, ratio)
         except (ProviderError, SummaryRejected) as error:
             raise click.ClickException(f"the model could not extract topics: {error}") from None
-        after = turns[-1].seq
+        after = folded[-1].seq
     if not found:
         click.echo("No topics yet.")
     for topic in found:

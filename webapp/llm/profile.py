@@ -41,6 +41,13 @@ class Profile:
             return min(max_output, max(self.context_window // 4, 64))
         return max_output
 
+    def request_room(self, max_output: int) -> int | None:
+        """Tokens a request may take beside its output reserve, a tenth of the window kept for
+        the estimate's error; None when the window is not known."""
+        if not self.context_window:
+            return None
+        return self.context_window - self.context_window // 10 - self.output_reserve(max_output)
+
 
 _CACHE: dict[tuple, tuple[float, Profile]] = {}
 _LOCK = threading.Lock()

@@ -4,8 +4,10 @@ It costs a model call, so it runs as a background job after the answer went out:
 conversation crosses its history budget, and in a sweep of inactive ones. It is conservative,
 advances its checkpoint over the turns the model read: after success, "nothing found" and a reply
 it could not parse alike (that window would likely fail again, and every try is billed), but not
-after a call that never finished (provider down, reply cut off, slot given up to a chat), whose
-turns the next run reads again. A lock keeps a second worker off the conversation.
+after a call that never finished (provider down, slot given up to a chat), whose turns the next
+run reads again; a reply cut off at the output cap or a read refused for size waits and reads
+less, and is given up after a few tries (checkpoints.py). No transaction is open while the model
+works. A lock keeps a second worker off the conversation.
 """
 import json
 import logging
@@ -15,12 +17,14 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import select
 
+from ..context.summary.fold import Said
 from ..extensions import db
 from ..llm import provider_for
 from ..llm.base import ContextTooLong, ProviderError, Reply
 from ..llm.tokens import estimate_messages
 from ..locks import LockBusy, named_lock
-from ..models import Conversation, Turn, utcnow
+from ..models import Conversation, Turn
+from .checkpoints import advance, backed_off, not_read, waiting_out
 from .consolidation import describe_pass, known_memories, write_memories
 from .models import DistillCheckpoint, Memory
 from .scopes import SessionScope
@@ -126,45 +130,22 @@ def ask_model(messages: list[dict], config, provider=None, schema: dict | None =
     return reply.text
 
 
-def advance(checkpoint: DistillCheckpoint, through_seq: int, outcome: str) -> str:
-    db.session.add(checkpoint)
-    checkpoint.distilled_through_seq = through_seq
-    checkpoint.distilled_at = utcnow()
-    checkpoint.last_outcome = outcome[:200]
-    db.session.commit()
-    return outcome
-
-
-def not_read(checkpoint: DistillCheckpoint, conversation_id: str, through: int, error) -> str:
-    """The turns were not read to the end: the checkpoint stays, the next run reads them."""
-    log.warning("distiller: turns through %s of %s not read, kept for the next run: %s",
-                through, conversation_id, error)
-    db.session.rollback()
-    outcome = f"not read, will retry: {error}"[:200]
-    if checkpoint.distilled_through_seq >= 0 or db.session.get(DistillCheckpoint,
-                                                                 conversation_id) is not None:
-        checkpoint = db.session.merge(checkpoint)
-        checkpoint.last_outcome = outcome
-        db.session.commit()
-    return outcome
-
-
 def fitting(turns: list, request, config, ratio: float) -> list:
     """The oldest of `turns` whose request, with the output reserve, fits a window the server
     reported (llama.cpp's 2,048 tokens hold few long turns); at least one turn. A server that
     still refuses it gets the older half (distil_window)."""
     from ..llm.profile import profile_for
-    profile = profile_for(config)
-    window = profile.context_window
-    if not window:
+    room = profile_for(config).request_room(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
+    if room is None:
         return turns
-    room = window - window // 10 - profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
     while len(turns) > 1 and estimate_messages(request(turns)) * ratio > room:
         turns = turns[:max(1, len(turns) * 3 // 4)]
     return turns
 
 
 def distil_window(conversation_id: str, min_messages: int, config, provider=None) -> str:
+    """Read the window, end the transaction, ask the model holding nothing, then write what it
+    found in a short transaction of its own (`store_pass`)."""
     conversation = db.session.get(Conversation, conversation_id)
     if conversation is None:
         return "gone: the conversation was deleted"
@@ -175,38 +156,65 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
         Turn.outcome != "pending").order_by(Turn.seq).limit(config["NIMBUS_MEMORY_MAX_WINDOW_TURNS"])))
     if not turns or 2 * len(turns) < max(min_messages, 1):
         return f"waiting: {2 * len(turns)} new message(s), {max(min_messages, 1)} needed"
+    if (backing_off := waiting_out(checkpoint)) is not None:
+        return backing_off
     through = turns[-1].seq
     if not shares_memories(conversation.user, config):
         return advance(checkpoint, through, "skipped: this person does not share memories")
     scope = SessionScope.for_conversation(conversation)
     known = known_memories(scope)
     instructions = system_prompt(conversation, scope, config, known)
+    schema, known_ids = output_schema(scope, known), [m.id for m in known]
 
     def request(window):
         return [{"role": "system", "content": instructions},
                 {"role": "user", "content": transcript(window, scope.subject_name)}]
-    turns = fitting(turns, request, config, conversation.token_ratio or 1.0)
+    turns = fitting([Said.of(turn) for turn in turns], request, config,
+                    conversation.token_ratio or 1.0)
+    turns = turns[:max(1, len(turns) >> (checkpoint.failed_tries or 0))]  # less after a failure
+    read_from = checkpoint.distilled_through_seq
+    db.session.commit()  # ends the reading transaction before the model is asked
     through = turns[-1].seq
     for attempt in (1, 2):
-        messages = request(turns)
         try:
-            items = parse_memories(ask_model(messages, config, provider,
-                                             output_schema(scope, known)))
+            items = parse_memories(ask_model(request(turns), config, provider, schema))
             break
         except ContextTooLong as error:  # fewer turns fit: read the older half, then the rest
             if attempt == 1 and len(turns) > 1:
                 turns = turns[:len(turns) // 2]
                 through = turns[-1].seq
                 continue
-            return not_read(checkpoint, conversation_id, through, error)
+            return backed_off(checkpoint, conversation_id, turns, error, config)
+        except CutShort as error:  # the output cap ended the reply: fewer turns, fewer notes
+            return backed_off(checkpoint, conversation_id, turns, error, config)
         except DistillError as error:  # read, but answered in no shape it could use
             log.warning("distiller failed on %s through turn %s: %s", conversation_id, through,
                         error)
             return advance(checkpoint, through, f"failed: {error}")
-        except ProviderError as error:  # down, cut short, or gave its slot to a chat
+        except ProviderError as error:  # down, or gave its slot to a chat: read it next time
             return not_read(checkpoint, conversation_id, through, error)
-    counts = write_memories(items, conversation, scope, turns, config, known)
-    return advance(checkpoint, through, describe_pass(counts))
+    return store_pass(conversation_id, read_from, items, turns, config, known_ids)
+
+
+def store_pass(conversation_id: str, read_from: int, items: list[dict], turns: list,
+               config, known_ids: list[int]) -> str:
+    """Write a pass's memories and advance the checkpoint, only when nothing moved meanwhile:
+    the conversation still there, its checkpoint where the pass began, the person still sharing."""
+    conversation = db.session.get(Conversation, conversation_id)
+    if conversation is None:
+        return "gone: the conversation was deleted"
+    checkpoint = db.session.get(DistillCheckpoint, conversation_id, populate_existing=True)
+    if (checkpoint.distilled_through_seq if checkpoint else -1) != read_from:
+        db.session.rollback()
+        return "changed meanwhile: these turns were read by another pass; nothing written"
+    checkpoint = checkpoint or DistillCheckpoint(conversation_id=conversation_id,
+                                                 distilled_through_seq=-1)
+    if not shares_memories(conversation.user, config):
+        return advance(checkpoint, turns[-1].seq, "skipped: this person does not share memories")
+    known = [m for m in (db.session.get(Memory, id_) for id_ in known_ids) if m is not None]
+    counts = write_memories(items, conversation, SessionScope.for_conversation(conversation),
+                            turns, config, known)
+    return advance(checkpoint, turns[-1].seq, describe_pass(counts))
 
 
 def distil_conversation(conversation_id: str, min_messages: int = 1, provider=None) -> str:

@@ -104,6 +104,12 @@ class DistillCheckpoint(db.Model):
     distilled_through_seq: Mapped[int] = mapped_column(default=-1)
     distilled_at: Mapped[datetime | None]
     last_outcome: Mapped[str] = mapped_column(String(200), default="")
+    # Reads of the window after the checkpoint that were cut off or refused for size: the next
+    # waits until retry_after (doubling) and reads less; NIMBUS_MEMORY_MAX_TRIES gives it up.
+    failed_tries: Mapped[int] = mapped_column(default=0, server_default="0")
+    retry_after: Mapped[datetime | None]
+    # The last window given up, and why ("turns 3–9 after 3 cut or refused reads: …"): kept.
+    given_up: Mapped[str] = mapped_column(String(300), default="", server_default="")
 
 
 class MemorySharing(db.Model):

@@ -4,9 +4,10 @@ The model gets the summary so far, the topics so far and the new turns; it repli
 summary and a last `Topics:` line. Any provider works; the offline model has an extractive handler.
 """
 import re
+from dataclasses import dataclass, replace
 
 from ...llm.base import ProviderError, Reply
-from ...llm.tokens import estimate_text
+from ...llm.tokens import estimate_messages, estimate_text
 
 PROMPT_OPENING = "You keep the rolling summary of a support conversation"
 STYLES = {
@@ -28,6 +29,23 @@ Reply with the summary only, then one last line: "Topics: " and up to 8 short to
 comma-separated."""
 
 
+@dataclass(frozen=True)
+class Said:
+    """A turn as a fold reads it: plain values, so the model call needs no database session."""
+    seq: int
+    question: str
+    answer: str
+
+    @classmethod
+    def of(cls, turn) -> "Said":
+        return cls(turn.seq, turn.question or "", turn.answer or "")
+
+
+def reply_tokens(max_tokens: int) -> int:
+    """The fold's output cap: a summary may run a little over its size before it is cut."""
+    return max_tokens * 3 // 2
+
+
 def transcript(turns) -> str:
     """Each turn as its question and final answer, one line each, newlines flattened."""
     lines = []
@@ -46,6 +64,38 @@ def fold_request(previous: str, topics: list[str], turns, style: str, max_tokens
             f"Topics so far: {', '.join(topics) or '(none yet)'}\n\n"
             f"Turns {turns[0].seq + 1}–{turns[-1].seq + 1}, to fold in:\n{transcript(turns)}")
     return [{"role": "system", "content": prompt}, {"role": "user", "content": body}]
+
+
+CUT = " […cut to fit the model's window]"
+
+
+def fitting(previous: str, topics: list[str], turns, style: str, max_tokens: int,
+            room: int | None, ratio: float = 1.0) -> list:
+    """The oldest of `turns` whose fold request fits `room` tokens (None: no window known); the
+    oldest alone, shortened, when even it does not fit, so a long turn never stalls the folds."""
+    if room is None or not turns:
+        return list(turns)
+
+    def size(window) -> float:
+        return estimate_messages(fold_request(previous, topics, window, style, max_tokens)) * ratio
+
+    count = 1
+    while count < len(turns) and size(turns[:count + 1]) <= room:
+        count += 1
+    first = turns[0]
+    if count > 1 or size([first]) <= room:
+        return list(turns[:count])
+    bare = size([replace(first, question="", answer="")])
+    chars = max(int((room - bare) / ratio * 4) - 2 * len(CUT), 200)
+    while True:  # the question first, the answer with what is left of the room
+        question = first.question if len(first.question) <= chars * 2 // 3 else \
+            first.question[:chars * 2 // 3].rstrip() + CUT
+        left = max(chars - len(question), chars // 3)
+        answer = first.answer if len(first.answer) <= left else first.answer[:left].rstrip() + CUT
+        shortened = replace(first, question=question, answer=answer)
+        if size([shortened]) <= room or chars <= 200:
+            return [shortened]
+        chars = max(chars * 3 // 4, 200)
 
 
 def parse_reply(text: str, max_tokens: int) -> tuple[str, list[str]]:
@@ -108,7 +158,7 @@ def fold(provider, previous: str, topics: list[str], turns, style: str,
     if style not in STYLES:
         raise ValueError(f"unknown summary style {style!r}; choose from {', '.join(STYLES)}")
     reply = None
-    options = {"purpose": "background", "max_tokens": max_tokens * 3 // 2} \
+    options = {"purpose": "background", "max_tokens": reply_tokens(max_tokens)} \
         if getattr(provider, "takes_options", False) else {}
     for chunk in provider.stream(fold_request(previous, topics, turns, style, max_tokens), [],
                                  **options):

@@ -3,13 +3,15 @@ folded forward only when new turns fall off, and sent as its own section of the 
 (context's init_app adds `summary_section` and `summary_reservation` to webapp/hooks.py).
 """
 import logging
-from datetime import datetime
+from dataclasses import dataclass
 
 from flask import current_app
 from sqlalchemy import bindparam, or_, select
+from sqlalchemy.exc import IntegrityError
 
 from ...extensions import db
-from ...models import Turn, utcnow
+from ...llm.tokens import estimate_messages
+from ...models import Conversation, Turn, utcnow
 from . import fold as summarizer
 from .models import REFUSED, ConversationSummary
 from ..assemble import (
@@ -120,41 +122,138 @@ def needs_refresh(conversation, config) -> bool:
     return left_out_through(conversation, config) > (summary.through_seq if summary else -1)
 
 
+def summary_size(config) -> int:
+    """The summary's size in tokens: the setting, less when a small window cannot keep the
+    fold's reply (a quarter of it at most: the output reserve)."""
+    from ...llm.profile import profile_for
+    size = config["NIMBUS_SUMMARY_MAX_TOKENS"]
+    reserve = profile_for(config).output_reserve(summarizer.reply_tokens(size))
+    return max(min(size, reserve * 2 // 3), 32)
+
+
+@dataclass
+class FoldPlan:
+    """What one fold starts from, read before the model call and checked again after it."""
+    through_seq: int  # what the summary covered (-1: no summary yet)
+    text: str
+    topics: list[str]
+    turns: list[summarizer.Said]  # the turns to fold in, oldest first (none: nothing to read)
+    ahead: int  # the newest turn it may cover
+
+
+def plan_fold(conversation, style: str, config) -> FoldPlan | None:
+    """Read what the next fold needs (None: the summary is caught up); writes nothing."""
+    summary = cached_summary(conversation, style)
+    covered = summary.through_seq if summary else -1
+    if left_out_through(conversation, config) <= covered:
+        return None
+    ahead = left_out_through(conversation, config, summary_size(config))
+    turns = turns_to_fold(conversation.id, covered, ahead, config["NIMBUS_SUMMARY_CHUNK_TURNS"])
+    return FoldPlan(covered, summary.text if summary else "",
+                    list(summary.topics) if summary else [],
+                    [summarizer.Said.of(turn) for turn in turns], ahead)
+
+
+def fold_turns(provider, plan: FoldPlan, style: str, config, ratio: float):
+    """The model call, with no transaction open: (text, topics, the turns it folded). The turns
+    are the oldest that fit the window with the reply's reserve; a refusal for size learns the
+    window (openai_provider) and the fold is fitted once more, to half the room."""
+    from ...llm.base import ContextTooLong
+    from ...llm.profile import learn_window, profile_for
+    size = summary_size(config)
+    room = profile_for(config).request_room(summarizer.reply_tokens(size))
+    for attempt in (1, 2):
+        turns = summarizer.fitting(plan.text, plan.topics, plan.turns, style, size, room, ratio)
+        try:
+            text, topics = summarizer.fold(provider, plan.text, plan.topics, turns, style, size)
+            return text, topics, turns
+        except summarizer.SummaryRejected as rejected:
+            rejected.turns = turns  # what was sent, for the record
+            raise
+        except ContextTooLong as error:
+            if attempt == 2:
+                raise
+            log.warning("summary fold refused for size (%s turn(s)): fitting it again", len(turns))
+            if error.n_ctx:
+                learn_window(config, error.n_ctx)
+            size = summary_size(config)
+            room = profile_for(config).request_room(summarizer.reply_tokens(size))
+            room = (room if room else estimate_messages(summarizer.fold_request(
+                plan.text, plan.topics, turns, style, size)) * ratio) // 2
+
+
+def store_fold(conversation_id: str, style: str, plan: FoldPlan, text: str, topics: list[str],
+               through_seq: int) -> bool:
+    """Write a fold in a short transaction of its own, only over the summary it was made from:
+    False when that moved meanwhile (a hand edit, another fold), and nothing is written."""
+    summary = db.session.get(ConversationSummary, (conversation_id, style), populate_existing=True)
+    if summary is None and plan.through_seq >= 0 or summary is not None and (
+            summary.through_seq, summary.text) != (plan.through_seq, plan.text):
+        db.session.rollback()
+        return False
+    if summary is None:
+        if db.session.get(Conversation, conversation_id) is None:
+            return False  # the conversation was deleted meanwhile: its summary went with it
+        summary = ConversationSummary(conversation_id=conversation_id, style=style)
+        db.session.add(summary)
+    summary.text, summary.topics, summary.through_seq = text, topics, through_seq
+    summary.failed_at, summary.failure = None, ""  # this fold worked
+    try:
+        db.session.commit()
+    except IntegrityError:  # another worker stored the first fold meanwhile
+        db.session.rollback()
+        return False
+    return True
+
+
+def note_refusal(conversation_id: str, style: str, turns, rejected) -> None:
+    """The old summary stays, and says why; the next turn's fold tries again."""
+    log.warning("summary of %s: fold of turns %s-%s refused: %s", conversation_id,
+                turns[0].seq + 1, turns[-1].seq + 1, rejected)
+    summary = db.session.get(ConversationSummary, (conversation_id, style), populate_existing=True)
+    if summary is None:
+        summary = ConversationSummary(conversation_id=conversation_id, style=style, text="",
+                                      through_seq=-1, topics=[])
+        db.session.add(summary)
+    summary.failed_at = utcnow()
+    summary.failure = (f"{REFUSED} the summary of turns {turns[0].seq + 1}–"
+                       f"{turns[-1].seq + 1}: {rejected}")[:300]
+    db.session.commit()
+
+
 def refresh_summary(conversation, provider, style: str | None = None,
                     config=None) -> tuple[ConversationSummary | None, bool]:
     """Fold newly fallen-off turns into the summary; (summary, whether it is now caught up).
 
     It folds ahead: every turn that would be left out were the summary at its full size. So a
     summary that grows never uncovers a turn, and folds come one per few turns, not every turn.
+    Each round reads, ends its transaction, calls the model holding nothing (no SQLite write
+    lock, no PostgreSQL snapshot), then writes in a short transaction (`store_fold`).
     """
     config = config or current_app.config
     style = style or style_of(conversation, config)
-    summary = cached_summary(conversation, style)
+    conversation_id = conversation.id
     for _ in range(MAX_ROUNDS):
-        if left_out_through(conversation, config) <= (summary.through_seq if summary else -1):
-            return summary, True
-        ahead = left_out_through(conversation, config, config["NIMBUS_SUMMARY_MAX_TOKENS"])
-        if summary is None:
-            summary = ConversationSummary(conversation_id=conversation.id, style=style, text="",
-                                          through_seq=-1, topics=[])
-            db.session.add(summary)
-        turns = turns_to_fold(conversation.id, summary.through_seq, ahead,
-                              config["NIMBUS_SUMMARY_CHUNK_TURNS"])
-        if turns:
+        plan = plan_fold(conversation, style, config)
+        ratio = conversation.token_ratio or 1.0
+        db.session.commit()  # ends the reading transaction before the model is asked
+        if plan is None:
+            return cached_summary(conversation, style), True
+        if plan.turns:
             try:
-                summary.text, summary.topics = summarizer.fold(
-                    provider, summary.text, list(summary.topics), turns, style,
-                    config["NIMBUS_SUMMARY_MAX_TOKENS"])
+                text, topics, folded = fold_turns(provider, plan, style, config, ratio)
             except summarizer.SummaryRejected as rejected:
-                # The old summary stays, and says why; the next turn's fold tries again.
-                log.warning("summary of %s: fold of turns %s-%s refused: %s", conversation.id,
-                            turns[0].seq + 1, turns[-1].seq + 1, rejected)
-                summary.failed_at = utcnow()
-                summary.failure = (f"{REFUSED} the summary of turns {turns[0].seq + 1}–"
-                                   f"{turns[-1].seq + 1}: {rejected}")[:300]
-                db.session.commit()
-                return summary, True
-        summary.through_seq = turns[-1].seq if turns else ahead
-        summary.failed_at, summary.failure = None, ""  # this fold worked
-        db.session.commit()
-    return summary, left_out_through(conversation, config) <= summary.through_seq
+                note_refusal(conversation_id, style, getattr(rejected, "turns", plan.turns),
+                             rejected)
+                return cached_summary(conversation, style), True
+            through = folded[-1].seq
+        else:  # only left-out or unfinished turns fell off: nothing to read, cover them
+            text, topics, through = plan.text, plan.topics, plan.ahead
+        if not store_fold(conversation_id, style, plan, text, topics, through):
+            if db.session.get(Conversation, conversation_id) is None:
+                return None, True  # deleted while the model worked: nothing left to fold
+            log.info("summary of %s changed during its fold: folding again from it",
+                     conversation_id)
+    summary = cached_summary(conversation, style)
+    return summary, left_out_through(conversation, config) <= (summary.through_seq
+                                                               if summary else -1)
