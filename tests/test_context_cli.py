@@ -1,11 +1,15 @@
 """The command line for strategies and summaries: preview, set, summarize, topics."""
 import pytest
+from flask import current_app
 
 from webapp.extensions import db
 from webapp.context.assemble import STRATEGIES
 from webapp.storage import create_conversation
 
-from .support import ask
+from webapp.context.summary.section import cached_summary, needs_refresh
+from webapp.shop.demo_conversation import summary_fold_held
+
+from .support import ask, run
 
 FILLER = ["Where is order 1042?", "How long does shipping take?", "Thanks, that helps."]
 
@@ -89,3 +93,34 @@ def test_topics_cover_the_summary_and_the_recent_turns(runner, chatted):
     topics = result.output.splitlines()
     assert "introductions" in topics and "order #1042" in topics
     assert "refunds" in topics and "order #1043" in topics
+
+
+def database_rows() -> list[str]:
+    connection = db.engine.raw_connection()
+    try:
+        return list(connection.iterdump())
+    finally:
+        connection.close()
+
+
+@pytest.fixture
+def behind(chatted):
+    """More turns fell out of the window than the summary covers: no worker has folded them."""
+    with summary_fold_held():
+        for question in FILLER * 3:
+            ask(chatted.user, question, chatted)
+    assert needs_refresh(chatted, current_app.config)
+    return chatted
+
+
+def test_topics_changes_nothing_in_the_database(runner, behind):
+    before = database_rows()
+    result = runner.invoke(args=["topics", behind.id])
+    assert result.exit_code == 0 and "introductions" in result.output.splitlines()
+    assert database_rows() == before
+
+
+def test_summarize_is_the_command_that_folds(runner, behind):
+    through = cached_summary(behind).through_seq
+    run(runner, "summarize", behind.id)
+    assert cached_summary(behind).through_seq > through

@@ -96,14 +96,16 @@ def summarize(conversation_id, style, email):
 @click.argument("conversation_id")
 @user_option
 def topics(conversation_id, email):
-    """List the topics of the whole conversation: the summary's and the recent turns'."""
-    from .summary.section import style_of, turns_to_fold
+    """List the topics of the whole conversation, the summary's and the newer turns', changing
+    nothing: `summarize` is the command that folds the summary."""
+    from .summary.section import cached_summary, style_of, turns_to_fold
     from .summary.fold import fold
     conversation = owned(conversation_id, resolve_user(email))
-    summary = up_to_date(conversation, None)
+    summary = cached_summary(conversation)
     text, found = (summary.text, list(summary.topics)) if summary else ("", [])
     after, config = summary.through_seq if summary else -1, current_app.config
     style, provider = summary.style if summary else style_of(conversation), provider_for(current_app)
+    # The turns the summary does not cover yet are read for topics in memory, never stored.
     while turns := turns_to_fold(conversation.id, after, None, config["NIMBUS_SUMMARY_CHUNK_TURNS"]):
         try:
             text, found = fold(provider, text, found, turns, style,
@@ -111,6 +113,7 @@ def topics(conversation_id, email):
         except (ProviderError, SummaryRejected) as error:
             raise click.ClickException(f"the model could not extract topics: {error}") from None
         after = turns[-1].seq
+    db.session.rollback()  # a read: nothing it loaded may be flushed by a later commit
     if not found:
         click.echo("No topics yet.")
     for topic in found:
