@@ -135,7 +135,7 @@ def test_the_seeded_long_conversation_shows_every_fate(new_page, live_app, size)
     page = new_page(*size)
     page.goto(re.sub(r"^https?://[^/]+", "", link))
     page.get_by_role("button", name="Sign in and open the conversation").click()
-    for fate in ("FULL", "COMPACTED", "SUMMARIZED", "DROPPED"):
+    for fate in ("FULL", "COMPACTED", "SUMMARIZED", "DROPPED", "PINNED", "EXCLUDED"):
         expect(page.locator(f'[data-fate="{fate}"]').first).to_be_attached()
     expect(page.locator("#section-summary")).to_be_visible()
     expect(page.get_by_text("not yet in the summary").first).to_be_attached()
