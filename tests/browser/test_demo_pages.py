@@ -1,6 +1,6 @@
 """Issue 24's demo pages in a real browser at 1280 and 390 px: pin and archive in the sidebar, the
 chat's Share & export menu, a terminal's one-time sign-in link, imported turns in the viewer and
-the seeded long conversation's four fates."""
+the seeded long conversation's six fates."""
 import re
 from pathlib import Path
 
