@@ -53,6 +53,8 @@ def test_strategy_sets_the_strategy_and_its_parameters(runner, chatted):
     assert chatted.strategy == "window"
     assert chatted.settings == {"budget": 300, "recent_turns": 3, "max_age_days": 2.5,
                                 "summary_style": "bullets"}
+    result = runner.invoke(args=["strategy", chatted.id, "--fold-after", "6"])
+    assert "fold_after_turns" in result.output and chatted.settings["fold_after_turns"] == 6
     result = runner.invoke(args=["strategy", chatted.id, "--reset"])
     assert "own settings: none (the configured defaults)" in result.output
 
@@ -61,6 +63,7 @@ def test_strategy_sets_the_strategy_and_its_parameters(runner, chatted):
     (["strategy", "ID", "nope"], "'nope' is not one of"),
     (["strategy", "ID", "window", "--recent", "0"], "0 is not in the range"),
     (["strategy", "ID", "window", "--budget", "10"], "10 is not in the range"),
+    (["strategy", "ID", "--fold-after", "0"], "0 is not in the range"),
     (["show", "ID", "--context", "--strategy", "nope"], "unknown strategy 'nope'"),
 ])
 def test_bad_strategy_settings_are_refused(runner, chatted, args, error):
