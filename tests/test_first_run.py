@@ -57,6 +57,7 @@ def test_the_seeded_conversation_shows_all_six_fates(fresh_app, first_run):
     assert set(client.get(viewer + ".json").get_json()["fates"]) == SIX_FATES
     assert 'id="section-summary"' in html and "Long-term memory" in html
     assert "not yet in the summary" in html
+    assert "fold into the summary together" in html  # why they are not folded yet
     memories = db.session.scalars(select(Memory.content)).all()
     assert "Is allergic to wool." in memories
 
