@@ -91,4 +91,4 @@ def test_the_seeded_conversation_imports_again_from_its_export(fresh_app, first_
     path.write_text(runner.invoke(args=["export", conversation_id]).output)
     result = runner.invoke(args=["import", str(path)])
     assert result.exit_code == 0, result.output
-    assert '"fold_after_turns": 6' in path.read_text()
+    assert '"fold_after_turns": 8' in path.read_text()

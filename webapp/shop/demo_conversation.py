@@ -22,7 +22,7 @@ TITLE = "A week of questions (demo)"
 # folded into the summary. The summary is folded as the worker would, but only once
 # FOLD_AFTER_TURNS turns wait beyond it: the few that fell out since the last fold are DROPPED,
 # "not yet in the summary", and stay so through the visitor's next message or two.
-FOLD_AFTER_TURNS = 6
+FOLD_AFTER_TURNS = 8
 SETTINGS = {"budget": 900, "recent_turns": 2, "fold_after_turns": FOLD_AFTER_TURNS}
 # Turn numbers: Alex keeps their name in context (PINNED), and leaves out their favourite colour
 # after it was folded into the summary (EXCLUDED: its words may remain in the summary).
