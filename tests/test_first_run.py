@@ -75,6 +75,7 @@ def test_init_db_demo_says_where_each_fate_is(first_run):
     assert set(tour) == SIX_FATES
     assert tour["PINNED"] == "turn 2" and tour["EXCLUDED"] == "turn 12"
     assert tour["FULL"] == "turns 30–31"
+    assert re.search(r"^  EXCLUDED .*its words may remain there", first_run, re.M)
 
 
 def test_a_second_init_db_keeps_the_one_seeded_conversation(fresh_app, first_run):

@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from ..agent.loop import AFTER_TURN, run_turn
 from ..context.pins import set_mark
+from ..context.plans import EXCLUDED, WORDS_MAY_REMAIN
 from ..context.summary.jobs import fold_due, queue_summary
 from ..context.summary.section import refresh_summary
 from ..extensions import db
@@ -21,7 +22,7 @@ TITLE = "A week of questions (demo)"
 # compact under a small budget: the newest 2 turns in full, older ones compacted, the oldest
 # folded into the summary. The summary is folded as the worker would, but only once
 # FOLD_AFTER_TURNS turns wait beyond it: the few that fell out since the last fold are DROPPED,
-# "not yet in the summary", and stay so through the visitor's next message or two.
+# "not yet in the summary", and stay so through the visitor's next few messages.
 FOLD_AFTER_TURNS = 8
 SETTINGS = {"budget": 900, "recent_turns": 2, "fold_after_turns": FOLD_AFTER_TURNS}
 # Turn numbers: Alex keeps their name in context (PINNED), and leaves out their favourite colour
@@ -113,12 +114,12 @@ def seed_long_conversation(user: User, config) -> Conversation | None:
 # What each fate means, in the words `init-db --demo` prints beside the turns that have it.
 TOUR = {"FULL": "the newest turns, sent whole",
         "COMPACTED": "older turns, sent as question and answer only",
-        "DROPPED": "over the budget and not yet in the summary: the model does not see them "
-                   "(the summary takes them in once {after} turns wait)",
+        "DROPPED": "not sent, and not yet in the summary: the model does not see them{wait}",
         "SUMMARIZED": "not sent word for word: folded into the rolling summary",
-        "PINNED": "kept in context by Alex: always sent",
-        "EXCLUDED": "left out by Alex after it was summarized: its words may remain in the "
-                    "summary (the viewer offers to edit it)"}
+        "PINNED": "kept in context: always sent",
+        "EXCLUDED": "left out: never sent"}
+MAY_REMAIN = ", within the summary's reach: its words may remain there (the viewer offers to " \
+             "edit it)"
 
 
 def turn_ranges(runs) -> str:
@@ -133,9 +134,12 @@ def turn_ranges(runs) -> str:
 def tour(conversation, runs) -> list[str]:
     """Where to look in the viewer: each fate with the turns that have it, as planned now."""
     after = (conversation.settings or {}).get("fold_after_turns", 1)
+    wait = f" (the summary takes them in once {after} turns wait)" if after > 1 else ""
     lines = []
     for fate, meaning in TOUR.items():
         found = [r for r in runs if r.fate == fate]
         if found:
-            lines.append(f"  {fate:<11} {turn_ranges(found)}: {meaning.format(after=after)}")
+            folded = fate == EXCLUDED and any(WORDS_MAY_REMAIN in r.reason for r in found)
+            lines.append(f"  {fate:<11} {turn_ranges(found)}: {meaning.format(wait=wait)}"
+                         + (MAY_REMAIN if folded else ""))
     return lines
