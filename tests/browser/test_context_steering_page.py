@@ -1,6 +1,6 @@
 """Context steering in a real browser, desktop and phone: the gauge follows each reply, the
-trimming note appears once and matches the viewer, pin and leave-out change the next request, and leaving out a summarized turn says its words may
-remain in the summary."""
+trimming note appears once and matches the viewer, pin and leave-out change the next request,
+and leaving out a summarized turn says its words may remain in the summary."""
 import re
 
 import pytest
