@@ -1,11 +1,15 @@
 """The command line for strategies and summaries: preview, set, summarize, topics."""
 import pytest
+from flask import current_app
 
 from webapp.extensions import db
 from webapp.context.assemble import STRATEGIES
 from webapp.storage import create_conversation
 
-from .support import ask
+from webapp.context.summary.section import cached_summary, needs_refresh
+from webapp.shop.demo_conversation import summary_fold_held
+
+from .support import ask, run
 
 FILLER = ["Where is order 1042?", "How long does shipping take?", "Thanks, that helps."]
 
@@ -49,6 +53,8 @@ def test_strategy_sets_the_strategy_and_its_parameters(runner, chatted):
     assert chatted.strategy == "window"
     assert chatted.settings == {"budget": 300, "recent_turns": 3, "max_age_days": 2.5,
                                 "summary_style": "bullets"}
+    result = runner.invoke(args=["strategy", chatted.id, "--fold-after", "6"])
+    assert "fold_after_turns" in result.output and chatted.settings["fold_after_turns"] == 6
     result = runner.invoke(args=["strategy", chatted.id, "--reset"])
     assert "own settings: none (the configured defaults)" in result.output
 
@@ -57,6 +63,7 @@ def test_strategy_sets_the_strategy_and_its_parameters(runner, chatted):
     (["strategy", "ID", "nope"], "'nope' is not one of"),
     (["strategy", "ID", "window", "--recent", "0"], "0 is not in the range"),
     (["strategy", "ID", "window", "--budget", "10"], "10 is not in the range"),
+    (["strategy", "ID", "--fold-after", "0"], "0 is not in the range"),
     (["show", "ID", "--context", "--strategy", "nope"], "unknown strategy 'nope'"),
 ])
 def test_bad_strategy_settings_are_refused(runner, chatted, args, error):
@@ -89,3 +96,34 @@ def test_topics_cover_the_summary_and_the_recent_turns(runner, chatted):
     topics = result.output.splitlines()
     assert "introductions" in topics and "order #1042" in topics
     assert "refunds" in topics and "order #1043" in topics
+
+
+def database_rows() -> list[str]:
+    connection = db.engine.raw_connection()
+    try:
+        return list(connection.iterdump())
+    finally:
+        connection.close()
+
+
+@pytest.fixture
+def behind(chatted):
+    """More turns fell out of the window than the summary covers: no worker has folded them."""
+    with summary_fold_held():
+        for question in FILLER * 3:
+            ask(chatted.user, question, chatted)
+    assert needs_refresh(chatted, current_app.config)
+    return chatted
+
+
+def test_topics_changes_nothing_in_the_database(runner, behind):
+    before = database_rows()
+    result = runner.invoke(args=["topics", behind.id])
+    assert result.exit_code == 0 and "introductions" in result.output.splitlines()
+    assert database_rows() == before
+
+
+def test_summarize_is_the_command_that_folds(runner, behind):
+    through = cached_summary(behind).through_seq
+    run(runner, "summarize", behind.id)
+    assert cached_summary(behind).through_seq > through

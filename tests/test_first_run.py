@@ -1,5 +1,6 @@
 """The first run of a demo: a fresh database, `init-db --demo`, every printed login signs in, and
-the seeded long conversation's viewer shows all four fates, a rolling summary and memories."""
+the seeded long conversation's viewer shows all six fates, a rolling summary and memories, and
+still does after a new message."""
 import re
 
 import pytest
@@ -7,9 +8,12 @@ from sqlalchemy import select
 
 from webapp.extensions import db
 from webapp.memories.models import Memory
+from webapp.models import Conversation
 
 from .accounts_support import fresh_request_globals, sign_in
-from .support import app_on
+from .support import app_on, ask
+
+SIX_FATES = {"FULL", "COMPACTED", "SUMMARIZED", "DROPPED", "PINNED", "EXCLUDED"}
 
 
 @pytest.fixture
@@ -36,19 +40,42 @@ def test_every_printed_login_signs_in(fresh_app, first_run):
         assert email in client.get("/account").text
 
 
-def test_the_seeded_conversation_shows_the_four_fates(fresh_app, first_run):
+def demo_viewer(fresh_app, first_run):
+    """A client signed in as the demo customer, and the seeded conversation's viewer address."""
     viewer = re.search(r"http://127\.0\.0\.1:5000(/c/[0-9a-f]{32}/viewer) \(sign in as "
                        r"alex@example\.com\)", first_run).group(1)
     password = re.search(r"alex@example\.com, password: (\S+)", first_run).group(1)
     client = fresh_app.test_client()
     sign_in(client, "alex@example.com", password)
+    return client, viewer
+
+
+def test_the_seeded_conversation_shows_all_six_fates(fresh_app, first_run):
+    client, viewer = demo_viewer(fresh_app, first_run)
     html = client.get(viewer).text
-    fates = set(re.findall(r'data-fate="(\w+)"', html))
-    assert fates >= {"FULL", "COMPACTED", "SUMMARIZED", "DROPPED"}
+    assert set(re.findall(r'data-fate="(\w+)"', html)) == SIX_FATES
+    assert set(client.get(viewer + ".json").get_json()["fates"]) == SIX_FATES
     assert 'id="section-summary"' in html and "Long-term memory" in html
     assert "not yet in the summary" in html
+    assert "fold into the summary together" in html  # why they are not folded yet
     memories = db.session.scalars(select(Memory.content)).all()
     assert "Is allergic to wool." in memories
+
+
+def test_the_seeded_conversation_keeps_its_six_fates_after_a_new_message(fresh_app, first_run):
+    client, viewer = demo_viewer(fresh_app, first_run)
+    conversation = db.session.get(Conversation, viewer.split("/")[2])
+    ask(conversation.user, "Can you check order #1044 for me?", conversation)  # folds run inline
+    assert conversation.turn_count == 32
+    assert set(client.get(viewer + ".json").get_json()["fates"]) == SIX_FATES
+
+
+def test_init_db_demo_says_where_each_fate_is(first_run):
+    tour = dict(re.findall(r"^  ([A-Z]+) +(turns? [\d–, and]+): ", first_run, re.M))
+    assert set(tour) == SIX_FATES
+    assert tour["PINNED"] == "turn 2" and tour["EXCLUDED"] == "turn 12"
+    assert tour["FULL"] == "turns 30–31"
+    assert re.search(r"^  EXCLUDED .*its words may remain there", first_run, re.M)
 
 
 def test_a_second_init_db_keeps_the_one_seeded_conversation(fresh_app, first_run):
@@ -56,3 +83,13 @@ def test_a_second_init_db_keeps_the_one_seeded_conversation(fresh_app, first_run
     assert "Kept the demo's long conversation" in again
     assert re.search(r"/c/([0-9a-f]{32})/viewer", again).group(1) == \
         re.search(r"/c/([0-9a-f]{32})/viewer", first_run).group(1)
+
+
+def test_the_seeded_conversation_imports_again_from_its_export(fresh_app, first_run, tmp_path):
+    runner = fresh_app.test_cli_runner()
+    conversation_id = re.search(r"/c/([0-9a-f]{32})/viewer", first_run).group(1)
+    path = tmp_path / "demo.json"
+    path.write_text(runner.invoke(args=["export", conversation_id]).output)
+    result = runner.invoke(args=["import", str(path)])
+    assert result.exit_code == 0, result.output
+    assert '"fold_after_turns": 8' in path.read_text()

@@ -156,3 +156,27 @@ def test_the_plain_forms_next_leads_back_to_a_page_of_this_site(guest, conversat
     target = f"/c/{conversation.id}/viewer?before=4"
     response = guest.post(f"/c/{conversation.id}/turns/0/mark", data={"mark": "pinned", "next": target})
     assert response.headers["Location"] == f"{target}#turn-1"
+
+
+def test_a_turn_left_out_after_it_was_folded_says_its_words_may_remain(guest):
+    from .viewer_support import summarized_conversation
+    user = guest_user(guest)
+    conversation = summarized_conversation(user)  # turn 1 is folded into the summary
+    mark(guest, conversation, 0, "excluded")
+    viewer = guest.get(f"/c/{conversation.id}/viewer").text
+    assert fates(viewer)["1"] == "EXCLUDED"
+    turn_1 = viewer[viewer.index('id="turn-1"'):viewer.index('id="turn-2"')]
+    assert "its words may remain in the summary" in turn_1
+    assert f'href="/c/{conversation.id}/summary#summary-text">Edit the summary' in turn_1
+    chat = guest.get(f"/c/{conversation.id}").text
+    assert "by you — its words may remain in the summary" in chat
+    summary = guest.get(f"/c/{conversation.id}/summary").text
+    assert "Left out within its reach:" in summary and "turn 1</a>" in summary
+
+
+def test_a_turn_left_out_beyond_the_summary_is_said_not_to_be_in_it(guest, conversation):
+    mark(guest, conversation, 1, "excluded")
+    viewer = guest.get(f"/c/{conversation.id}/viewer").text
+    assert "Not sent, nor folded into the summary: left out by" in viewer
+    assert "its words may remain" not in viewer
+    assert "its words may remain" not in guest.get(f"/c/{conversation.id}").text

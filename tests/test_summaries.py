@@ -94,6 +94,26 @@ def test_compact_folds_ahead_so_the_next_turns_need_no_fold(app, alex):
         assert not needs_refresh(conversation, app.config)
 
 
+def test_a_fold_is_due_once_fold_after_turns_turns_wait(app, alex):
+    conversation = long_conversation(alex)
+    waiting = summary_jobs.turns_waiting(conversation, app.config)
+    assert waiting > 1 and summary_jobs.fold_due(conversation, app.config)  # default: at once
+    conversation.settings = {**conversation.settings, "fold_after_turns": waiting + 1}
+    assert not summary_jobs.fold_due(conversation, app.config)
+    conversation.settings = {**conversation.settings, "fold_after_turns": waiting}
+    assert summary_jobs.fold_due(conversation, app.config)
+
+
+def test_no_fold_is_queued_while_fewer_turns_wait_than_fold_after_turns(app, alex):
+    conversation = long_conversation(alex, fold_after_turns=100)
+    huey.flush()
+    ask(alex, "One more question?", conversation)
+    assert cached_summary(conversation) is None
+    conversation.settings = {**conversation.settings, "fold_after_turns": 1}
+    ask(alex, "And another one?", conversation)
+    assert cached_summary(conversation).through_seq >= 0
+
+
 def test_the_summary_is_its_own_labelled_section_within_the_budget(app, alex):
     conversation = long_conversation(alex)
     refresh_summary(conversation, OfflineModel())

@@ -69,15 +69,18 @@ def init_db(demo):
 
 
 def seed_demo_conversation() -> None:
-    """Make the demo's long conversation once and say where its viewer is."""
-    from .shop.demo_conversation import seed_long_conversation, seeded_conversation
+    """Make the demo's long conversation once, say where its viewer is and what to look at."""
+    from .shop.demo_conversation import seed_long_conversation, seeded_conversation, tour
+    from .viewer.report import build_report
     user = resolve_user(None)
     made = seed_long_conversation(user, current_app.config)
     conversation = made or seeded_conversation(user)
     base = current_app.config["NIMBUS_PUBLIC_URL"].rstrip("/")
     click.echo(f"{'Made' if made else 'Kept'} the demo's long conversation of {user.email} "
-               f"({conversation.turn_count} turns; every context fate, a rolling summary and "
-               f"memories): {base}/c/{conversation.id}/viewer (sign in as {user.email}).")
+               f"({conversation.turn_count} turns, a rolling summary and memories): "
+               f"{base}/c/{conversation.id}/viewer (sign in as {user.email}). In its viewer:")
+    for line in tour(conversation, build_report(conversation, current_app.config, size=1).runs):
+        click.echo(line)
 
 
 def answer(conversation, question: str, echo_trace: bool) -> str:

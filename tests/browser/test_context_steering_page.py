@@ -1,5 +1,6 @@
 """Context steering in a real browser, desktop and phone: the gauge follows each reply, the
-trimming note appears once and matches the viewer, pin and leave-out change the next request."""
+trimming note appears once and matches the viewer, pin and leave-out change the next request,
+and leaving out a summarized turn says its words may remain in the summary."""
 import re
 
 import pytest
@@ -169,3 +170,24 @@ def test_a_failed_fold_keeps_the_old_summary_and_says_so(page, live_app, monkeyp
     assert page.locator("#summary-text").input_value() == good
     page.goto(f"/c/{conversation}/viewer")
     expect(page.locator(".summary-failed")).to_contain_text("The last summary fold failed")
+
+
+def test_leaving_out_a_summarized_turn_says_its_words_may_remain_and_leads_to_the_summary(page):
+    page.goto("/")
+    for seq, question in enumerate(["My name is Dara and I live in Lisbon.",
+                                    "Can I get a refund for order #1043?", "Yes please."]):
+        send(page, question, seq)
+    page.locator("#turn-2-answer").hover()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Summarize up to turn 2").click()
+    expect(page.locator("#summary-panel")).to_contain_text("Covers turns 1–2")
+    page.get_by_role("link", name="Back to the conversation").click()
+    page.locator("#turn-1-answer").hover()
+    page.get_by_role("button", name="Leave out turn 1").click()
+    steer = page.locator("#steer-0")
+    expect(steer).to_contain_text("Left out")
+    expect(steer).to_contain_text("by you — its words may remain in the summary")
+    expect(steer.get_by_role("link", name="edit the summary")).to_be_visible()
+    steer.get_by_role("link", name="edit the summary").click()
+    expect(page.locator("#summary-panel")).to_contain_text("Left out within its reach: turn 1")
+    expect(page.get_by_label("The summary the model receives")).to_contain_text("Lisbon")

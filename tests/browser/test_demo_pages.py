@@ -1,6 +1,6 @@
 """Issue 24's demo pages in a real browser at 1280 and 390 px: pin and archive in the sidebar, the
 chat's Share & export menu, a terminal's one-time sign-in link, imported turns in the viewer and
-the seeded long conversation's four fates."""
+the seeded long conversation's six fates."""
 import re
 from pathlib import Path
 
@@ -135,7 +135,7 @@ def test_the_seeded_long_conversation_shows_every_fate(new_page, live_app, size)
     page = new_page(*size)
     page.goto(re.sub(r"^https?://[^/]+", "", link))
     page.get_by_role("button", name="Sign in and open the conversation").click()
-    for fate in ("FULL", "COMPACTED", "SUMMARIZED", "DROPPED"):
+    for fate in ("FULL", "COMPACTED", "SUMMARIZED", "DROPPED", "PINNED", "EXCLUDED"):
         expect(page.locator(f'[data-fate="{fate}"]').first).to_be_attached()
     expect(page.locator("#section-summary")).to_be_visible()
     expect(page.get_by_text("not yet in the summary").first).to_be_attached()

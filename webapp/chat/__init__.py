@@ -8,7 +8,7 @@ def init_app(app) -> None:
     from . import (context_gauge, conversation_views, deletion_jobs, feedback_views,
                    memories_used, organize_views, rendering, share_views, steer_views,
                    summary_views, trim_notes, views)
-    for helpers in (rendering, trim_notes, context_gauge, memories_used):
+    for helpers in (rendering, trim_notes, context_gauge, memories_used, steer_views):
         helpers.init_app(app)
     # views owns the blueprint; the others add routes to it: sidebar actions (rename, delete,
     # undo; pin and archive), owners' read-only shares, answer feedback, steering (pin, leave

@@ -8,11 +8,25 @@ from flask import g, redirect, render_template, request, url_for
 from .. import access
 from ..extensions import db, htmx
 from ..context.pins import MarkError, set_mark
+from ..context.summary.section import cached_summary
 from ..audit import record
 from ..security.validation import safe_next
 from .views import bp, get_turn_or_404, refusal
 
 ACTIONS = {"pinned": "pinned turn", "excluded": "left out turn", None: "cleared turn mark"}
+
+
+def words_may_remain(turn) -> bool:
+    """A left-out turn inside the summary's reach: folded before it was left out, its words may
+    still be in the summary, which the person can edit."""
+    if turn.mark != "excluded" or not turn.conversation.has_summary:
+        return False
+    summary = cached_summary(turn.conversation)  # from the identity map after the first turn
+    return bool(summary and summary.through_seq >= turn.seq)
+
+
+def init_app(app) -> None:
+    app.jinja_env.globals["words_may_remain"] = words_may_remain
 
 
 @bp.post("/c/<conversation_id>/turns/<int:seq>/mark")

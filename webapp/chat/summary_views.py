@@ -4,6 +4,7 @@ A hand edit is kept and marked, and the next fold continues from it; "Summarize 
 queues the fold job (webapp/context/summary/jobs.py) and the page follows its progress.
 """
 from flask import current_app, g, redirect, render_template, request, url_for
+from sqlalchemy import select
 
 from .. import access
 from ..extensions import db, htmx
@@ -11,7 +12,7 @@ from ..jobs import enqueue
 from ..context.assemble import SUMMARY_STRATEGIES
 from ..context.summary.section import cached_summary, style_of
 from ..context.summary.jobs import RETRY_DELAY, fold_summary
-from ..models import utcnow
+from ..models import Turn, utcnow
 from ..audit import record
 from .views import bp, get_turn_or_404, refusal
 
@@ -26,7 +27,18 @@ def summary_context(conversation) -> dict:
             "folding": asked > covered and conversation.strategy in SUMMARY_STRATEGIES,
             "uses_summary": conversation.strategy in SUMMARY_STRATEGIES,
             "retry_seconds": RETRY_DELAY, "max_chars": MAX_SUMMARY_CHARS,
-            "may_change": access.may(g.user, access.APPLY, conversation)}
+            "may_change": access.may(g.user, access.APPLY, conversation),
+            "left_out": left_out_covered(conversation, covered)}
+
+
+def left_out_covered(conversation, covered: int) -> list:
+    """(seq, question) of the left-out turns within the summary's reach: their words may be in
+    it, from a fold before they were left out."""
+    if covered < 0 or not conversation.has_marks:
+        return []
+    return db.session.execute(select(Turn.seq, Turn.question).where(
+        Turn.conversation_id == conversation.id, Turn.mark == "excluded",
+        Turn.seq <= covered).order_by(Turn.seq)).all()
 
 
 def audit(conversation, action: str, detail: str = "") -> None:

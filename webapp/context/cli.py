@@ -29,9 +29,12 @@ def describe(policy: Policy, style: str) -> str:
 @click.option("--max-age-days", type=click.FloatRange(0, 36_500, min_open=True),
               help="Strategy time: turns older than this are not sent.")
 @click.option("--style", type=click.Choice(list(STYLES)), help="Style of the rolling summary.")
+@click.option("--fold-after", type=click.IntRange(1, 100),
+              help="Fold the summary once this many turns wait beyond it (default 1).")
 @click.option("--reset", is_flag=True, help="Forget this conversation's own parameters first.")
 @user_option
-def strategy(conversation_id, name, budget, recent, max_age_days, style, reset, email):
+def strategy(conversation_id, name, budget, recent, max_age_days, style, fold_after, reset,
+             email):
     """Show a conversation's context strategy, or set it and its parameters."""
     from .summary.section import style_of
     from .summary.jobs import fold_summary
@@ -39,7 +42,7 @@ def strategy(conversation_id, name, budget, recent, max_age_days, style, reset, 
     conversation = owned(conversation_id, resolve_user(email))
     settings = {} if reset else dict(conversation.settings or {})
     given = {"budget": budget, "recent_turns": recent, "max_age_days": max_age_days,
-             "summary_style": style}
+             "summary_style": style, "fold_after_turns": fold_after}
     settings.update({k: v for k, v in given.items() if v is not None})
     changed = name or reset or any(v is not None for v in given.values())
     if changed:
@@ -47,7 +50,7 @@ def strategy(conversation_id, name, budget, recent, max_age_days, style, reset, 
         conversation.settings = settings
         db.session.commit()
     policy = Policy.for_conversation(conversation, current_app.config)
-    own = [k for k in [*POLICY_SETTINGS, "summary_style"] if k in settings]
+    own = [k for k in [*POLICY_SETTINGS, "summary_style", "fold_after_turns"] if k in settings]
     click.echo(f"Conversation {conversation.id}: {describe(policy, style_of(conversation))}")
     click.echo(f"  own settings: {', '.join(own) or 'none (the configured defaults)'}")
     if changed and conversation.strategy in SUMMARY_STRATEGIES:
@@ -96,15 +99,17 @@ def summarize(conversation_id, style, email):
 @click.argument("conversation_id")
 @user_option
 def topics(conversation_id, email):
-    """List the topics of the whole conversation: the summary's and the recent turns'."""
+    """List the topics of the whole conversation, the summary's and the newer turns', changing
+    nothing: `summarize` is the command that folds the summary."""
     from .summary.fold import Said
-    from .summary.section import FoldPlan, fold_turns, style_of, turns_to_fold
+    from .summary.section import FoldPlan, cached_summary, fold_turns, style_of, turns_to_fold
     conversation = owned(conversation_id, resolve_user(email))
-    summary = up_to_date(conversation, None)
+    summary = cached_summary(conversation)
     text, found = (summary.text, list(summary.topics)) if summary else ("", [])
     after, config = summary.through_seq if summary else -1, current_app.config
     style, provider = summary.style if summary else style_of(conversation), provider_for(current_app)
     ratio = conversation.token_ratio or 1.0
+    # The turns the summary does not cover yet are read for topics in memory, never stored.
     while turns := turns_to_fold(conversation.id, after, None, config["NIMBUS_SUMMARY_CHUNK_TURNS"]):
         plan = FoldPlan(after, text, found, [Said.of(turn) for turn in turns], turns[-1].seq)
         db.session.commit()  # no transaction is held while the model works
@@ -113,6 +118,7 @@ def topics(conversation_id, email):
         except (ProviderError, SummaryRejected) as error:
             raise click.ClickException(f"the model could not extract topics: {error}") from None
         after = folded[-1].seq
+    db.session.rollback()  # a read: nothing it loaded may be flushed by a later commit
     if not found:
         click.echo("No topics yet.")
     for topic in found:

@@ -14,6 +14,8 @@ PINNED, EXCLUDED = "PINNED", "EXCLUDED"  # set from the chat on one turn (webapp
 KEPT = (FULL, COMPACTED, PINNED)  # the fates whose turn the request sends
 SECTION_ORDER = ("system", "memory", "summary", "history")
 FOLDED = "fell out of the window; folded into the summary"
+# Said of a left-out turn the summary covers: folded before it was left out, it may be in there.
+WORDS_MAY_REMAIN = "— its words may remain in the summary"
 
 # Conversation.settings keys that tune the strategy, with the config key of each default.
 POLICY_SETTINGS = {"budget": "NIMBUS_HISTORY_BUDGET", "recent_turns": "NIMBUS_RECENT_TURNS",
@@ -103,9 +105,8 @@ class HistoryPlan:
             if f.fate == DROPPED:
                 f.fate, f.reason = self.summary_fate(f.seq, f.reason)
         for f in self.marks.values():
-            if f.fate == EXCLUDED and f.seq <= through_seq:
-                f.reason += (" (if it was folded into the summary before it was left out, the "
-                             "summary may still mention it: edit the summary to take it out)")
+            if f.fate == EXCLUDED and f.seq <= through_seq:  # a fold before the leave-out took it in
+                f.reason += f" {WORDS_MAY_REMAIN}"
 
     def summary_fate(self, seq: int, reason: str) -> tuple[str, str]:
         if seq <= self.summarized_through:

@@ -1,13 +1,16 @@
 """The demo's long conversation, made once by `init-db --demo` with the offline model, so a first
-visit to the viewer shows every fate (FULL, COMPACTED, SUMMARIZED, DROPPED), a rolling summary and
-long-term memories without a hand-made import.
+visit to the viewer shows every fate (FULL, COMPACTED, SUMMARIZED, DROPPED, PINNED, EXCLUDED), a
+rolling summary and long-term memories without a hand-made import, and still does after the
+visitor's first message.
 """
 from contextlib import contextmanager
 
 from sqlalchemy import select
 
 from ..agent.loop import AFTER_TURN, run_turn
-from ..context.summary.jobs import queue_summary
+from ..context.pins import set_mark
+from ..context.plans import EXCLUDED, WORDS_MAY_REMAIN
+from ..context.summary.jobs import fold_due, queue_summary
 from ..context.summary.section import refresh_summary
 from ..extensions import db
 from ..llm.offline import OfflineModel
@@ -17,11 +20,14 @@ from ..storage import create_conversation, start_turn
 
 TITLE = "A week of questions (demo)"
 # compact under a small budget: the newest 2 turns in full, older ones compacted, the oldest
-# folded into the summary. The summary is folded once, after FOLD_AFTER turns, as if the
-# background worker had not run since: the turns that fell out later are DROPPED, "not yet in
-# the summary", until the next message queues the fold.
-SETTINGS = {"budget": 900, "recent": 2}
-FOLD_AFTER = 22
+# folded into the summary. The summary is folded as the worker would, but only once
+# FOLD_AFTER_TURNS turns wait beyond it: the few that fell out since the last fold are DROPPED,
+# "not yet in the summary", and stay so through the visitor's next few messages.
+FOLD_AFTER_TURNS = 8
+SETTINGS = {"budget": 900, "recent_turns": 2, "fold_after_turns": FOLD_AFTER_TURNS}
+# Turn numbers: Alex keeps their name in context (PINNED), and leaves out their favourite colour
+# after it was folded into the summary (EXCLUDED: its words may remain in the summary).
+PINNED_TURN, LEFT_OUT_TURN = 2, 12
 
 QUESTIONS = [
     "Hi",
@@ -88,11 +94,52 @@ def seed_long_conversation(user: User, config) -> Conversation | None:
     # The same on every machine: no configured server is asked anything, not even its window.
     offline = {**config, "OPENAI_API_KEY": None, "OPENAI_BASE_URL": None,
                "NIMBUS_CONTEXT_WINDOW": None, "NIMBUS_PROVIDER_SLOTS": None}
-    with summary_fold_held():
+    turns = {}
+    with summary_fold_held():  # folded here, in line, where the worker would fold
         for number, question in enumerate(QUESTIONS, 1):
-            for _ in run_turn(start_turn(conversation, question), model, offline):
+            turns[number] = start_turn(conversation, question)
+            for _ in run_turn(turns[number], model, offline):
                 pass
-            if number == FOLD_AFTER:
+            if number == PINNED_TURN:
+                set_mark(turns[number], "pinned", user)
+                db.session.commit()
+            if fold_due(conversation, offline):
                 refresh_summary(conversation, model, config=offline)
+    set_mark(turns[LEFT_OUT_TURN], "excluded", user)
+    db.session.commit()
     distil_window(conversation.id, 1, offline, model)
     return conversation
+
+
+# What each fate means, in the words `init-db --demo` prints beside the turns that have it.
+TOUR = {"FULL": "the newest turns, sent whole",
+        "COMPACTED": "older turns, sent as question and answer only",
+        "DROPPED": "not sent, and not yet in the summary: the model does not see them{wait}",
+        "SUMMARIZED": "not sent word for word: folded into the rolling summary",
+        "PINNED": "kept in context: always sent",
+        "EXCLUDED": "left out: never sent"}
+MAY_REMAIN = ", within the summary's reach: its words may remain there (the viewer offers to " \
+             "edit it)"
+
+
+def turn_ranges(runs) -> str:
+    """'turn 2', 'turns 1, 3–11 and 13–17': the runs' turns, numbered from 1."""
+    parts = [f"{r.first + 1}" if r.first == r.last else f"{r.first + 1}–{r.last + 1}"
+             for r in runs]
+    many = len(parts) > 1 or runs[0].first != runs[0].last
+    listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"turn{'s' if many else ''} {listed}"
+
+
+def tour(conversation, runs) -> list[str]:
+    """Where to look in the viewer: each fate with the turns that have it, as planned now."""
+    after = (conversation.settings or {}).get("fold_after_turns", 1)
+    wait = f" (the summary takes them in once {after} turns wait)" if after > 1 else ""
+    lines = []
+    for fate, meaning in TOUR.items():
+        found = [r for r in runs if r.fate == fate]
+        if found:
+            folded = fate == EXCLUDED and any(WORDS_MAY_REMAIN in r.reason for r in found)
+            lines.append(f"  {fate:<11} {turn_ranges(found)}: {meaning.format(wait=wait)}"
+                         + (MAY_REMAIN if folded else ""))
+    return lines

@@ -219,6 +219,7 @@ class Settings(Strict):
     candidate_pool: Annotated[int, Field(ge=1, le=100_000)] | None = None
     summary_style: str | None = None
     summarize_through: Annotated[int, Field(ge=-1, le=INT32)] | None = None  # Summarize up to here
+    fold_after_turns: Annotated[int, Field(ge=1, le=100)] | None = None  # turns that wait per fold
 
     @field_validator("summary_style")
     @classmethod

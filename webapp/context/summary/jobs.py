@@ -13,7 +13,7 @@ from ...llm import provider_for
 from ...locks import LockBusy, named_lock
 from ...models import Conversation, utcnow
 from ..assemble import SUMMARY_STRATEGIES
-from .section import needs_refresh, refresh_summary
+from .section import cached_summary, left_out_through, refresh_summary, style_of
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +59,23 @@ def note_failure(conversation_id: str, error: Exception) -> None:
         log.exception("could not note the failed fold of %s", conversation_id)
 
 
+def turns_waiting(conversation, config) -> int:
+    """Cheap (no model call): how many turns have fallen out of the window beyond the summary."""
+    summary = cached_summary(conversation, style_of(conversation, config))
+    return left_out_through(conversation, config) - (summary.through_seq if summary else -1)
+
+
+def fold_due(conversation, config) -> bool:
+    """Due once the conversation's `fold_after_turns` turns wait (default 1: as soon as one does);
+    a larger setting buys fewer summarizer calls with turns the model meanwhile does not see."""
+    after = max(int((conversation.settings or {}).get("fold_after_turns", 1)), 1)
+    return (conversation.strategy in SUMMARY_STRATEGIES
+            and turns_waiting(conversation, config) >= after)
+
+
 def queue_summary(turn, plan) -> None:
-    """After each turn: queue a fold when the conversation's strategy sends a summary and new
-    turns have fallen out of its window."""
-    conversation = turn.conversation
-    if conversation.strategy in SUMMARY_STRATEGIES and needs_refresh(conversation,
-                                                                      current_app.config):
-        enqueue(fold_summary, conversation.id)
+    """After each turn: queue a fold when the conversation's strategy sends a summary and
+    enough turns have fallen out of its window (`fold_due`)."""
+    if fold_due(turn.conversation, current_app.config):
+        enqueue(fold_summary, turn.conversation.id)
 
