@@ -10,8 +10,8 @@ from ..models import Conversation, User
 from .chat_apps import chatgpt, claude, openwebui
 from .export import FORMAT
 from .fields import field, named, tool_arguments
-from .importer import (Checked, InvalidImport, JsonLines, check_nimbus, check_transcript,
-                       import_all)
+from .importer import (Checked, InvalidImport, JsonLines, UnreadableLine, check_nimbus,
+                       check_transcript, import_all)
 
 FORMATS = ("auto", "nimbus", "openai", "chatgpt", "claude", "openwebui", "sharegpt")
 # The key a record of each multi-conversation format always has.
@@ -27,11 +27,13 @@ def detect(data) -> str:
         for key, fmt in MARKERS.items():
             if key in data:
                 return fmt
-    elif isinstance(data, list) and data and isinstance(data[0], dict):
-        if "role" in data[0] and not isinstance(data, JsonLines):
+    elif isinstance(data, list) and (first := next(
+            (r for r in data if not isinstance(r, UnreadableLine)), None)) is not None \
+            and isinstance(first, dict):
+        if "role" in first and not isinstance(data, JsonLines):
             return "openai"  # one conversation: a list of messages
         for key, fmt in MARKERS.items():
-            if key in data[0]:
+            if key in first:
                 return fmt
     elif isinstance(data, list) and not data:
         raise InvalidImport("the file holds no conversations")
@@ -40,9 +42,11 @@ def detect(data) -> str:
                         "export or ShareGPT")
 
 
-def parse(data, fmt: str = "auto", progress=None) -> list[Checked]:
-    """Every conversation of a loaded file, checked: nothing is written yet."""
-    return read(data, fmt, progress)
+def parse(data, fmt: str = "auto", progress=None, skipped: list[str] | None = None
+          ) -> list[Checked]:
+    """Every conversation of a loaded file, checked: nothing is written yet. With a `skipped`
+    list, an unreadable conversation adds one line naming it there instead of refusing the file."""
+    return read(data, fmt, progress, skipped)
 
 
 def import_conversation(data, user: User) -> Conversation:
@@ -51,9 +55,10 @@ def import_conversation(data, user: User) -> Conversation:
     return import_all(parse(data), user)[0]
 
 
-def read(data, fmt: str = "auto", progress=None) -> list[Checked]:
+def read(data, fmt: str = "auto", progress=None, skipped: list[str] | None = None
+         ) -> list[Checked]:
     """Every conversation in a loaded file of format `fmt` (auto: detected), checked;
-    `progress(n)` is called as each conversation has been checked."""
+    `progress(n)` is called as each conversation has been checked; see parse for `skipped`."""
     fmt = detect(data) if fmt == "auto" else fmt
     if fmt == "nimbus":
         if not (isinstance(data, dict) and data.get("format") == FORMAT):
@@ -68,15 +73,27 @@ def read(data, fmt: str = "auto", progress=None) -> list[Checked]:
     if not records:
         raise InvalidImport("the file holds no conversations")
     lines = isinstance(data, JsonLines)
-    checked = []
+    checked, unreadable = [], []
     for n, record in enumerate(records, 1):
         label = f"line {n}" if lines else f"conversation {n}" if len(records) > 1 else ""
-        if not isinstance(record, dict):
-            raise InvalidImport(f"{label or 'the file'}: expected an object, got "
-                                f"{type(record).__name__}")
-        checked.append(readers[fmt](record, label))
+        try:
+            if isinstance(record, UnreadableLine):
+                raise InvalidImport(f"{label}: {record.reason}")
+            if not isinstance(record, dict):
+                raise InvalidImport(f"{label or 'the file'}: expected an object, got "
+                                    f"{type(record).__name__}")
+            checked.append(readers[fmt](record, label))
+        except InvalidImport as error:
+            if skipped is None or len(records) == 1:
+                raise
+            unreadable.append(f"{error} — skipped")
         if progress:
             progress(1)
+    if unreadable and not checked:  # nothing stored: the file is refused as a whole
+        raise InvalidImport(f"none of its {len(records)} conversations could be read; "
+                            f"the first: {unreadable[0].removesuffix(' — skipped')}")
+    if skipped is not None:
+        skipped += unreadable
     return checked
 
 

@@ -36,9 +36,17 @@ class JsonLines(list):
     """The records of a JSON Lines file (one JSON value per line), in order."""
 
 
-def load(raw: bytes | str):
+@dataclass
+class UnreadableLine:
+    """A line of a JSON Lines file that is not JSON, kept in its place so a partial import can
+    name it and read the others."""
+    reason: str
+
+
+def load(raw: bytes | str, strict: bool = True):
     """Parse JSON (or JSON Lines) text, refusing what no database stores: NUL, a lone surrogate,
-    NaN, deep nesting, non-UTF-8."""
+    NaN, deep nesting, non-UTF-8. Not `strict`: a JSON Lines line that is not JSON becomes an
+    UnreadableLine, for the reader to skip."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError:
@@ -55,7 +63,9 @@ def load(raw: bytes | str):
                 try:
                     data.append(json_value(line))
                 except json.JSONDecodeError as error:
-                    raise InvalidImport(f"line {number}: not valid JSON: {error}") from None
+                    if strict:
+                        raise InvalidImport(f"line {number}: not valid JSON: {error}") from None
+                    data.append(UnreadableLine(f"not valid JSON: {error}"))
     check_values(data)
     return data
 
