@@ -20,7 +20,7 @@ TITLE = "A week of questions (demo)"
 # folded into the summary. The summary is folded once, after FOLD_AFTER turns, as if the
 # background worker had not run since: the turns that fell out later are DROPPED, "not yet in
 # the summary", until the next message queues the fold.
-SETTINGS = {"budget": 900, "recent": 2}
+SETTINGS = {"budget": 900, "recent_turns": 2}
 FOLD_AFTER = 22
 
 QUESTIONS = [

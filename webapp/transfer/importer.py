@@ -173,6 +173,7 @@ class Checked:
     created_at: datetime | None = None
     instructions: str | None = None
     label: str = ""  # how errors and progress name it: "conversation 3 ('Trip to Lyon')"
+    updated_at: datetime | None = None  # its last message's time, when the file gives one
 
 
 def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]]:
@@ -203,6 +204,8 @@ def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]
         records[-1]["origins"].append(origin)
         if message.created_at and "created_at" not in records[-1]:
             records[-1]["created_at"] = item["created_at"]
+        if message.created_at:
+            records[-1]["last_at"] = to_utc(message.created_at)
     return records, instructions
 
 
@@ -214,6 +217,7 @@ def check_transcript(messages: list[tuple[str, dict]], label: str = "", title=No
     if not raw:
         raise InvalidImport(f"{label or 'the conversation'} has no messages")
     turns = []
+    times = [t for t in (record.pop("last_at", None) for record in raw) if t]
     for n, record in enumerate(raw, 1):
         origins = record.pop("origins")
         try:
@@ -229,7 +233,7 @@ def check_transcript(messages: list[tuple[str, dict]], label: str = "", title=No
     except ValueError as error:
         raise InvalidImport(f"{prefix}the system messages: {error}") from None
     return Checked(turns, raw, title=title, created_at=to_utc(created_at) if created_at else None,
-                   instructions=text or None, label=label)
+                   instructions=text or None, label=label, updated_at=max(times, default=None))
 
 
 def check_nimbus(data: dict) -> Checked:
@@ -294,7 +298,8 @@ def write(checked: Checked, user: User) -> Conversation:
             answer=final_answer(messages), full_tokens=estimate_messages(messages),
             compact_tokens=estimate_messages(compact),
             tool_calls=sum(len(m.get("tool_calls") or []) for m in messages),
-            outcome=one.outcome, trace=record.get("trace") or [],
+            outcome=one.outcome if meta or final_answer(messages) else "unanswered",
+            trace=record.get("trace") or [],
             prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
             context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
             manifest=record.get("manifest"), created_at=one.created_at or now, heartbeat_at=now,
@@ -308,7 +313,9 @@ def write(checked: Checked, user: User) -> Conversation:
     created = checked.created_at or turns[0].created_at
     if created:
         conversation.created_at = created
-    conversation.updated_at = now
+    # The sidebar files a conversation by its last activity: the file's, not the import's.
+    dates = [checked.updated_at, *(t.created_at for t in turns), created]
+    conversation.updated_at = max((d for d in dates if d), default=now)
     db.session.add(conversation)
     db.session.flush()
     # One executemany, not one ORM object per turn: a 10,000-turn export is written in seconds.
