@@ -2,7 +2,7 @@
 
 Every reader turns its records into transcripts: (origin, message) pairs in the neutral format
 (webapp/llm/messages.py) plus a title and a time, which importer.check_transcript checks turn by
-turn. The shapes each reader expects, and where they are described, are in docs/import-export.md.
+turn. The shapes each reader expects, and where they are described, are in docs/import-formats.md.
 """
 import json
 
