@@ -58,22 +58,26 @@ def read_files(files: list[tuple[str, bytes]], fmt: str = "auto", strict: bool =
     return checked, skipped
 
 
+BATCH = 200  # conversations per commit: a commit each would spend most of the import on fsync
+
+
 def import_each(checked: list[Checked], user: User, progress=None) -> ImportResult:
-    """Store each conversation in its own transaction, so a failure leaves the ones before it
-    stored; `progress(turns)` is called after each."""
+    """Store the checked conversations, committing between conversations every BATCH, so each is
+    stored whole or not at all and a failure keeps those committed before it; `progress(turns)`
+    is called after each. Everything that can refuse a conversation was checked before: writing
+    it cannot."""
     result = ImportResult()
-    for one in checked:
-        try:
+    try:
+        for n, one in enumerate(checked, 1):
             result.conversations.append(write(one, user))
-            db.session.commit()
-        except InvalidImport as error:
-            db.session.rollback()
-            result.skipped.append(f"{one.label or 'the conversation'}: {error} — skipped")
-        except BaseException:
-            db.session.rollback()
-            raise
-        if progress:
-            progress(len(one.turns))
+            if n % BATCH == 0:
+                db.session.commit()
+            if progress:
+                progress(len(one.turns))
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
     return result
 
 
