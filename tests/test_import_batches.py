@@ -14,17 +14,17 @@ CHATS = [{"messages": [{"role": "user", "content": f"Question {n}"},
 def test_a_failure_while_writing_keeps_the_conversations_before_it_whole(alex, monkeypatch):
     from webapp.transfer.importer import JsonLines
     checked = parse(JsonLines(CHATS))
-    real_write, calls = batch.write, []
+    real_write, calls = batch.write_many, []
 
-    def write_then_fail(one, user):
-        calls.append(one)
+    def write_then_fail(some, user):
+        calls.append(some)
         if len(calls) == 3:
-            real_write(one, user)
+            real_write(some, user)
             db.session.flush()  # its turns are in the transaction when the failure comes
             raise RuntimeError("the disk is full")
-        return real_write(one, user)
-    monkeypatch.setattr(batch, "write", write_then_fail)
-    monkeypatch.setattr(batch, "BATCH", 1)
+        return real_write(some, user)
+    monkeypatch.setattr(batch, "write_many", write_then_fail)
+    monkeypatch.setattr(batch, "WRITE_BATCH", 1)
     before = db.session.query(Conversation).count()
     with pytest.raises(RuntimeError):
         batch.import_each(checked, alex)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..extensions import db
 from ..models import Conversation, User
 from .formats import parse
-from .importer import Checked, InvalidImport, import_all, load, write
+from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, load, write_many
 
 
 @dataclass
@@ -58,23 +58,19 @@ def read_files(files: list[tuple[str, bytes]], fmt: str = "auto", strict: bool =
     return checked, skipped
 
 
-BATCH = 200  # conversations per commit: a commit each would spend most of the import on fsync
-
-
 def import_each(checked: list[Checked], user: User, progress=None) -> ImportResult:
-    """Store the checked conversations, committing between conversations every BATCH, so each is
+    """Store the checked conversations, committing between them every WRITE_BATCH, so each is
     stored whole or not at all and a failure keeps those committed before it; `progress(turns)`
-    is called after each. Everything that can refuse a conversation was checked before: writing
-    it cannot."""
+    is called after each batch. Everything that can refuse a conversation was checked before:
+    writing it cannot. (A commit per conversation would spend most of the import on fsync.)"""
     result = ImportResult()
     try:
-        for n, one in enumerate(checked, 1):
-            result.conversations.append(write(one, user))
-            if n % BATCH == 0:
-                db.session.commit()
+        for start in range(0, len(checked), WRITE_BATCH):
+            batch = checked[start:start + WRITE_BATCH]
+            result.conversations += write_many(batch, user)
+            db.session.commit()
             if progress:
-                progress(len(one.turns))
-        db.session.commit()
+                progress(sum(len(one.turns) for one in batch))
     except BaseException:
         db.session.rollback()
         raise

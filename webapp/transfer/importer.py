@@ -25,6 +25,7 @@ from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord,
                      to_utc)
 
 MAX_DEPTH = 40  # JSON nesting: a real export needs about 12
+WRITE_BATCH = 200  # conversations written with one flush and one insert of their turns
 TITLE_CHARS = 200
 
 
@@ -253,10 +254,11 @@ def import_all(checked: list[Checked], user: User, progress=None) -> list[Conver
     after each conversation with how many turns it held."""
     try:
         conversations = []
-        for one in checked:
-            conversations.append(write(one, user))
+        for start in range(0, len(checked), WRITE_BATCH):
+            batch = checked[start:start + WRITE_BATCH]
+            conversations += write_many(batch, user)
             if progress:
-                progress(len(one.turns))
+                progress(sum(len(one.turns) for one in batch))
         db.session.commit()
     except BaseException:
         db.session.rollback()
@@ -278,6 +280,26 @@ def queue_vectors(conversations: list[Conversation], config) -> bool:
 
 def write(checked: Checked, user: User) -> Conversation:
     """Add what `parse` checked as a new conversation of `user` (the caller commits)."""
+    return write_many([checked], user)[0]
+
+
+def write_many(checked: list[Checked], user: User) -> list[Conversation]:
+    """Add what `parse` checked as new conversations of `user` with one flush and one insert of
+    all their turns: per conversation, the ORM's round trips cost more than the rows (the caller
+    commits)."""
+    built = [conversation_of(one, user) for one in checked]
+    db.session.add_all(conversation for conversation, _ in built)
+    db.session.flush()
+    # One executemany, not one ORM object per turn: a 10,000-turn export is written in seconds.
+    db.session.execute(insert(Turn), [{**row, "conversation_id": conversation.id}
+                                      for conversation, rows in built for row in rows])
+    for one, (conversation, _) in zip(checked, built):
+        add_extras(one, conversation, user)
+    return [conversation for conversation, _ in built]
+
+
+def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[dict]]:
+    """The new conversation's row and its turns' rows, not yet added."""
     meta, turns, raw = checked.meta, checked.turns, checked.raw
     first_question = next((t.messages[0].content for t in turns if t.messages[0].content), "")
     title = " ".join(checked.title.split())[:TITLE_CHARS] if checked.title else ""
@@ -316,10 +338,12 @@ def write(checked: Checked, user: User) -> Conversation:
     # The sidebar files a conversation by its last activity: the file's, not the import's.
     dates = [checked.updated_at, *(t.created_at for t in turns), created]
     conversation.updated_at = max((d for d in dates if d), default=now)
-    db.session.add(conversation)
-    db.session.flush()
-    # One executemany, not one ORM object per turn: a 10,000-turn export is written in seconds.
-    db.session.execute(insert(Turn), [{**row, "conversation_id": conversation.id} for row in rows])
+    return conversation, rows
+
+
+def add_extras(checked: Checked, conversation: Conversation, user: User) -> None:
+    """A Nimbus export's request texts, summaries and memories, once the conversation exists."""
+    meta, turns = checked.meta, checked.turns
     texts = meta.request_texts if meta else {}
     # Only a text that matches its hash, so an import cannot make a turn claim it was sent.
     store_texts(conversation.id, {h: t for h, t in texts.items() if text_hash(t) == h})
@@ -331,4 +355,3 @@ def write(checked: Checked, user: User) -> Conversation:
                 edited_by_name=record.edited_by_name, edited_at=record.edited_at))
     if meta and meta.memories:
         import_memories(meta.memories, conversation, user, len(turns))
-    return conversation
