@@ -346,7 +346,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
     an Open WebUI export or ShareGPT; - reads stdin. Each readable conversation is stored on its
     own and each unreadable one is skipped with a line naming it; --strict stores all or none."""
     from .transfer import InvalidImport, import_all, queue_vectors
-    from .transfer.batch import ImportResult, import_each, read_files
+    from .transfer.batch import Imported, ImportResult, import_each, read_files
     try:
         raws = []
         for file in files:
@@ -359,7 +359,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
         with click.progressbar(length=total, label=f"Importing {total:,} turns", file=sys.stderr,
                                show_pos=True) as bar:
             if strict:
-                result = ImportResult(import_all(checked, user, bar.update))
+                result = ImportResult(list(map(Imported.of, import_all(checked, user, bar.update))))
             else:
                 result = import_each(checked, user, bar.update)
         result.skipped[:0] = skipped

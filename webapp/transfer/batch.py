@@ -12,10 +12,23 @@ from .formats import parse
 from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, load, write_many
 
 
+@dataclass(frozen=True)
+class Imported:
+    """What is shown of a stored conversation, read before its batch's commit expires the row
+    (reading it back after would cost a query per conversation)."""
+    id: str
+    title: str
+    turn_count: int
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> "Imported":
+        return cls(conversation.id, conversation.title, conversation.turn_count)
+
+
 @dataclass
 class ImportResult:
     """What an import stored and what it skipped, in the words the CLI and the page show."""
-    conversations: list[Conversation] = field(default_factory=list)
+    conversations: list[Imported] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "conversation 3 (…): … — skipped"
 
     @property
@@ -67,7 +80,7 @@ def import_each(checked: list[Checked], user: User, progress=None) -> ImportResu
     try:
         for start in range(0, len(checked), WRITE_BATCH):
             batch = checked[start:start + WRITE_BATCH]
-            result.conversations += write_many(batch, user)
+            result.conversations += map(Imported.of, write_many(batch, user))
             db.session.commit()
             if progress:
                 progress(sum(len(one.turns) for one in batch))
@@ -82,7 +95,7 @@ def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
     """Read and store `files` for `user`: record by record, or (strict) all or nothing."""
     checked, skipped = read_files(files, fmt, strict)
     if strict:
-        return ImportResult(import_all(checked, user), skipped)
+        return ImportResult(list(map(Imported.of, import_all(checked, user))), skipped)
     result = import_each(checked, user)
     result.skipped[:0] = skipped
     return result
