@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from webapp.extensions import db
-from webapp.models import Conversation, Turn
+from webapp.models import Conversation
 
 from .support import run
 
@@ -59,3 +59,27 @@ def test_llamafactory_tool_call_parts_become_calls_with_their_results(runner):
         "{'area': 28.2743, 'radius': 3, 'unit':'square meters'}"]
     assert json.dumps([t.messages for t in turns]).count('"reasoning"') == 0
     assert sum(t.outcome == "unanswered" for t in turns) == 11
+
+
+def test_librechats_corrupted_chatgpt_entry_is_skipped_by_name_and_the_rest_imported(runner):
+    result = runner.invoke(args=["import", str(REAL / "librechat_chatgpt_modern_export.json")])
+    assert result.exit_code == 0
+    assert [line for line in result.stderr.splitlines() if "skipped" in line] == [
+        "conversation 2 ('Corrupted entry'), mapping: expected an object (missing) — skipped"]
+    assert "Imported 2 conversations (3 turns); skipped 1 that could not be read." in result.stdout
+    ids = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  ")]
+    deploy, pasta = (db.session.get(Conversation, i) for i in ids)
+    assert [t.question for t in deploy.turns] == ["How do I roll back the deploy?",
+                                                  "And if that fails?"]
+    assert deploy.turns[-1].answer == "Restore from the last known-good chart."
+    assert deploy.instructions == "The user is an SRE.\n\nAnswer concisely."
+    assert deploy.updated_at.isoformat() == "2025-08-24T01:46:44"  # its last message, not today
+    assert pasta.title == "Weeknight pasta" and pasta.turns[0].answer == "Puttanesca."
+
+
+def test_strict_refuses_librechats_export_for_its_corrupted_entry(runner):
+    before = db.session.query(Conversation).count()
+    result = runner.invoke(args=["import", "--strict",
+                                 str(REAL / "librechat_chatgpt_modern_export.json")])
+    assert result.exit_code == 1 and "conversation 2 ('Corrupted entry')" in result.output
+    assert db.session.query(Conversation).count() == before
