@@ -59,3 +59,19 @@ def test_a_file_whose_only_conversation_is_placeholders_is_refused(runner, tmp_p
                                                               "input_audio": {"data": "UklGR"}}]}]))
     result = runner.invoke(args=["import", str(path)])
     assert result.exit_code == 1 and "no words in any message, only [audio]" in result.output
+
+
+def test_a_claude_upload_without_its_text_becomes_a_marker_naming_it(runner, tmp_path):
+    chat = {"uuid": "c1", "name": "Receipt", "created_at": "2025-03-01T09:00:00Z", "chat_messages": [
+        {"uuid": "m1", "sender": "human", "text": "Is this refundable?", "created_at": "2025-03-01T09:00:00Z",
+         "content": [{"type": "text", "text": "Is this refundable?"}], "attachments": [],
+         "files": [{"file_name": "receipt.jpg"}],
+         "files_v2": [{"file_name": "receipt.jpg", "file_kind": "image"}]},
+        {"uuid": "m2", "sender": "assistant", "text": "Yes, within 14 days.",
+         "created_at": "2025-03-01T09:00:05Z",
+         "content": [{"type": "text", "text": "Yes, within 14 days."}]}]}
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([chat]))
+    output = runner.invoke(args=["import", str(path)]).output
+    conversation = db.session.get(Conversation, output.split("conversation: ")[1].strip())
+    assert conversation.turns[0].question == "Is this refundable?\n\n[image: receipt.jpg]"

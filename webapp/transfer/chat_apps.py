@@ -6,7 +6,7 @@ last is the branch from the current node back to the root, which is what is impo
 from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
-from .parts import part_text
+from .parts import marker, part_text
 
 NO_RESULT = "no result in the exported file"
 
@@ -158,11 +158,17 @@ def claude(record: dict, label: str) -> Checked:
         if not isinstance(parts, list) or not parts:
             parts = [{"type": "text", "text": field(message, "text", str, where)}]
         if sender == "human":
-            texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            texts = [part_text(p, f"{where}, content[{j}]") for j, p in enumerate(parts)
+                     if not (isinstance(p, dict) and p.get("type") in ("tool_use", "tool_result"))]
             for attachment in message.get("attachments") or []:
                 if isinstance(attachment, dict) and isinstance(attachment.get("extracted_content"), str):
                     texts.append(f"[{attachment.get('file_name') or 'attachment'}]\n"
                                  f"{attachment['extracted_content']}")
+                elif isinstance(attachment, dict):
+                    texts.append(marker("file", attachment))
+            texts += [marker("image" if f.get("file_kind") == "image" else "file", f)
+                      for f in message.get("files_v2") or message.get("files") or []
+                      if isinstance(f, dict)]  # uploads the export holds no text of
             pairs.append((where, {"role": "user", "content": "\n\n".join(texts), **stamp}))
         elif sender == "assistant":
             pairs += claude_steps(parts, where, stamp)
