@@ -39,8 +39,8 @@ def text_of(content, where: str) -> str:
 
 def part_text(part, where: str) -> str:
     """One content part as text: its words, or a marker naming what it is."""
-    if isinstance(part, str):
-        return part
+    if isinstance(part, str) or part is None:  # a null part holds no words, nor harm
+        return part or ""
     if not isinstance(part, dict):
         raise InvalidImport(f"{where}: expected text or an object, got {type(part).__name__}")
     kind = part.get("type", part.get("content_type"))
