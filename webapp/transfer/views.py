@@ -66,15 +66,18 @@ def upload():
                 raws.append((file.filename[:80], file.read()))
             finally:
                 file.close()
-        result = import_files(raws, owner, fmt, strict)
+        try:
+            result = import_files(raws, owner, fmt, strict)
+        except InvalidImport as error:  # a single file's refusal names it too
+            raise InvalidImport(f"{raws[0][0]}: {error}" if len(raws) == 1 else str(error)) \
+                from None
         if not request.form.get("distil"):
             leave_undistilled(result.conversations)
         queue_vectors(result.conversations, current_app.config)
     except InvalidImport as error:
         db.session.rollback()
-        name = f"{files[0].filename[:80]}: " if len(files) == 1 else ""
         return render_template("transfer/import.html", formats=FORMATS, result=None,
-                               error=f"Nothing was imported: {name}{error}", chosen=fmt), 400
+                               error=f"Nothing was imported: {error}", chosen=fmt), 400
     if owner.id != g.user.id:
         from ..audit import record
         record(g.user, "imported conversations", customer=owner,
