@@ -5,9 +5,11 @@ Writes a ChatGPT conversations.json (the shape of tests/data/chatgpt/conversatio
 turn a Python tool call with its output and every fifth conversation an edited (abandoned)
 branch, then runs the import command on a fresh SQLite database, as a user would. Prints the
 file's size and the time of each phase; the figure is turns imported per second and the total
-against the 10 s the issue allows.
+against the 10 s the issue allows. With --broken P, P % of the conversations are records real
+exports hold that cannot be read (no mapping, an empty mapping, a missing node): the command
+imports the rest, one transaction each, and names each one skipped.
 
-    python bench/import_chatgpt.py [--turns 10000] [--conversations 100] [--words 300]
+    python bench/import_chatgpt.py [--turns 10000] [--conversations 100] [--words 300] [--broken 1]
 """
 import argparse
 import json
@@ -25,6 +27,7 @@ from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
 from webapp.models import Turn  # noqa: E402
 from webapp.transfer import import_all, load, parse  # noqa: E402
+from webapp.transfer.batch import import_each  # noqa: E402
 
 WORDS = ("order refund parcel shipping days window policy customer ticket help address "
          "delivery late return label receipt bakery flour starter oven recipe").split()
@@ -73,13 +76,26 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--words", type=int, default=300)
+    parser.add_argument("--broken", type=float, default=0.0,
+                        help="percent of conversations that cannot be read")
     args = parser.parse_args()
     rng = random.Random(7)
     folder = tempfile.mkdtemp(prefix="nimbus-import-bench-")
     path = os.path.join(folder, "conversations.json")
     per = args.turns // args.conversations
+    records = [conversation(n, per, args.words, rng) for n in range(args.conversations)]
+    every = round(100 / args.broken) if args.broken else 0
+    broken = list(range(every - 1, len(records), every)) if every else []
+    for k, n in enumerate(broken):  # the three kinds of unreadable record real exports hold
+        kind = k % 3
+        if kind == 0:
+            del records[n]["mapping"]
+        elif kind == 1:
+            records[n]["mapping"] = {}
+        else:
+            records[n]["current_node"] = "gone"
     with open(path, "w") as handle:
-        json.dump([conversation(n, per, args.words, rng) for n in range(args.conversations)], handle)
+        json.dump(records, handle)
     size = os.path.getsize(path)
     app = create_app({"TESTING": True, "SECRET_KEY": "bench", "NIMBUS_MEMORY_SEARCH": False,
                       "DATABASE_URL": f"sqlite:///{folder}/nimbus.db"})
@@ -91,10 +107,15 @@ def main() -> None:
         with open(path, "rb") as handle:
             data = load(handle.read())
         loaded = time.perf_counter()
-        checked = parse(data)
+        skipped: list[str] = []
+        checked = parse(data, skipped=skipped if broken else None)
         parsed = time.perf_counter()
-        import_all(checked, user)
+        if broken:  # one transaction per conversation, as `flask import` does
+            import_each(checked, user)
+        else:
+            import_all(checked, user)
         done, cpu = time.perf_counter(), time.process_time() - cpu
+        assert len(skipped) == len(broken), (len(skipped), len(broken))
         stored = db.session.query(Turn).count()
         # The command itself, with its progress bar, on a second copy of the data.
         runner = app.test_cli_runner()
@@ -102,12 +123,15 @@ def main() -> None:
         result = runner.invoke(args=["import", path])
         cli_seconds = time.perf_counter() - cli_started
         assert result.exit_code == 0, result.output
+        summary = next(line for line in result.stdout.splitlines() if line.startswith("Imported"))
     total = done - started
     print(f"bench/import_chatgpt.py: {args.conversations} conversations, {stored:,} turns, "
           f"{size / 1e6:.1f} MB, {os.cpu_count()} CPUs")
     print(f"  read + check values  {loaded - started:6.2f} s")
     print(f"  parse + validate     {parsed - loaded:6.2f} s")
-    print(f"  write (one commit)   {done - parsed:6.2f} s")
+    print(f"  write ({'a commit per 200' if broken else 'one commit'}){done - parsed:6.2f} s")
+    if broken:
+        print(f"  {len(broken)} unreadable records skipped, each named; the command said: {summary}")
     print(f"import of {stored:,} ChatGPT turns: {total:.2f} s ({stored / total:,.0f} turns/s, "
           f"{total / 10:.0%} of the 10 s allowed; {cpu:.2f} s of CPU); `flask import` with its progress bar: "
           f"{cli_seconds:.2f} s")

@@ -104,21 +104,75 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("name", MALFORMED)
-def test_each_malformed_sample_is_refused_in_one_line_and_stores_nothing(runner, name):
+def test_strict_refuses_each_malformed_sample_in_one_line_and_stores_nothing(runner, name):
     before = db.session.query(Conversation).count()
-    result = runner.invoke(args=["import", str(DATA / "malformed" / name)])
+    result = runner.invoke(args=["import", "--strict", str(DATA / "malformed" / name)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output.startswith("Error: refused, nothing imported: ")
     assert MALFORMED[name] in result.output and result.output.count("\n") == 1
     assert db.session.query(Conversation).count() == before
 
 
-def test_a_bad_file_among_several_refuses_them_all(runner):
+# Each of these files holds two conversations, one of them unreadable.
+PARTLY_READABLE = [name for name in MALFORMED if name.endswith("jsonl") or name.startswith(
+    ("chatgpt", "claude"))]
+
+
+@pytest.mark.parametrize("name", PARTLY_READABLE)
+def test_a_file_with_one_bad_record_imports_the_other_and_names_the_one_skipped(runner, name):
     before = db.session.query(Conversation).count()
-    result = runner.invoke(args=["import", str(DATA / "sharegpt.jsonl"),
+    result = runner.invoke(args=["import", str(DATA / "malformed" / name)])
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    (skipped,) = [line for line in result.stderr.splitlines() if line.endswith(" — skipped")]
+    assert MALFORMED[name] in skipped
+    assert "Imported 1 conversation (" in result.stdout and "skipped 1 that could not be read" \
+        in result.stdout
+    assert db.session.query(Conversation).count() == before + 1
+
+
+@pytest.mark.parametrize("name", sorted(set(MALFORMED) - set(PARTLY_READABLE)))
+def test_a_file_whose_only_record_is_unreadable_is_refused_and_stores_nothing(runner, name):
+    before = db.session.query(Conversation).count()
+    result = runner.invoke(args=["import", str(DATA / "malformed" / name)])
+    assert result.exit_code == 1 and MALFORMED[name] in result.output
+    assert db.session.query(Conversation).count() == before
+
+
+def test_strict_lets_a_bad_file_among_several_refuse_them_all(runner):
+    before = db.session.query(Conversation).count()
+    result = runner.invoke(args=["import", "--strict", str(DATA / "sharegpt.jsonl"),
                                  str(DATA / "malformed" / "claude_unknown_sender.json")])
     assert result.exit_code == 1 and "claude_unknown_sender.json: conversation 2" in result.output
     assert db.session.query(Conversation).count() == before
+
+
+def test_a_bad_record_in_one_of_several_files_is_named_with_its_file(runner):
+    before = db.session.query(Conversation).count()
+    result = runner.invoke(args=["import", str(DATA / "sharegpt.jsonl"),
+                                 str(DATA / "malformed" / "claude_unknown_sender.json")])
+    assert result.exit_code == 0
+    assert "claude_unknown_sender.json: conversation 2, message 2, sender: unknown sender 'bot'" \
+        in result.stderr
+    sharegpt = len((DATA / "sharegpt.jsonl").read_text().splitlines())
+    assert db.session.query(Conversation).count() == before + sharegpt + 1
+
+
+def test_a_file_where_nothing_is_readable_stores_nothing(runner, tmp_path):
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([{"title": "Broken record", "mapping": {}},
+                                {"title": "No mapping at all"}]))
+    before = db.session.query(Conversation).count()
+    result = runner.invoke(args=["import", str(path)])
+    assert result.exit_code == 1 and "nothing imported: none of its 2 conversations" in result.output
+    assert db.session.query(Conversation).count() == before
+
+
+def test_an_unreadable_file_among_several_is_skipped_with_its_name(runner, tmp_path):
+    path = tmp_path / "notes.json"
+    path.write_text("{not json")
+    result = runner.invoke(args=["import", str(DATA / "openai_messages.json"), str(path)])
+    assert result.exit_code == 0
+    assert f"{path}: not valid JSON" in result.stderr and "Imported 1 conversation (" in result.stdout
 
 
 def test_a_format_named_that_does_not_fit_says_which_field_is_missing(runner):
@@ -138,4 +192,4 @@ def test_a_large_file_shows_progress_while_it_is_checked_and_written(runner, tmp
     assert "Reading" in result.stderr and "(6.1 MB)" in result.stderr
     # Off a terminal click prints each bar's label once; on one, the bar moves.
     assert "Checking conversations" in result.stderr and "Importing 60 turns" in result.stderr
-    assert "Imported 60 conversations, 60 turn(s):" in result.stdout
+    assert "Imported 60 conversations (60 turns)." in result.stdout

@@ -77,20 +77,40 @@ def test_a_foreign_conversation_cannot_be_exported(guest, sam, fmt):
 def test_a_customer_imports_a_chatgpt_export_into_their_own_account(guest):
     before = count()
     response = upload(guest, DATA / "chatgpt" / "conversations.json")
-    assert response.status_code == 200 and "Imported 2 conversation(s)" in response.text
+    assert response.status_code == 200 and "Imported 2 conversations (" in response.text
     mine = db.session.query(Conversation).filter_by(user_id=guest_user(guest).id).all()
     assert count() == before + 2 and {c.title for c in mine} >= {"Sourdough starter",
                                                                   "Refund for a late parcel"}
     assert f"/c/{mine[0].id}" in response.text
 
 
-def test_a_malformed_upload_shows_its_error_inline_and_stores_nothing(guest):
+def test_a_strict_upload_with_a_bad_record_shows_its_error_inline_and_stores_nothing(guest):
     before = count()
-    response = upload(guest, DATA / "sharegpt.jsonl", DATA / "malformed" / "claude_unknown_sender.json")
+    response = upload(guest, DATA / "sharegpt.jsonl", DATA / "malformed" / "claude_unknown_sender.json",
+                      strict="1")
     assert response.status_code == 400
     assert "Nothing was imported: claude_unknown_sender.json: conversation 2, message 2, sender: " \
            "unknown sender &#39;bot&#39;" in response.text
     assert 'id="import-error"' in response.text and count() == before
+
+
+def test_an_upload_with_a_bad_record_imports_the_rest_and_lists_the_one_skipped(guest):
+    before = count()
+    response = upload(guest, DATA / "malformed" / "chatgpt_bad_time.json")
+    assert response.status_code == 200
+    assert "Imported 1 conversation (" in response.text and "skipped 1 that could not be read" \
+        in response.text
+    skipped = response.text.split('id="import-skipped"')[1].split("</div>")[0]
+    assert "conversation 2 (&#39;Sourdough starter&#39;), message ans, create_time: expected " \
+           "seconds since 1970" in skipped and skipped.count("<li>") == 1
+    assert count() == before + 1
+
+
+def test_an_upload_where_nothing_is_readable_shows_why_and_stores_nothing(guest):
+    before = count()
+    response = upload(guest, DATA / "malformed" / "openwebui_broken_parent.json")
+    assert response.status_code == 400 and "Nothing was imported: openwebui_broken_parent.json: " \
+        in response.text and count() == before
 
 
 def test_an_upload_without_the_csrf_token_is_refused(guest):
@@ -105,7 +125,7 @@ def test_an_upload_larger_than_a_message_but_within_the_import_limit_is_taken(ap
     big = json.dumps(messages * 10).encode()  # 1.5 MB: over MAX_CONTENT_LENGTH (1 MB)
     assert len(big) > app.config["MAX_CONTENT_LENGTH"]
     response = upload(guest, (io.BytesIO(big), "big.json"))
-    assert response.status_code == 200 and "Imported 1 conversation(s)" in response.text
+    assert response.status_code == 200 and "Imported 1 conversation (" in response.text
 
 
 def test_an_upload_over_the_import_limit_is_refused_readably(app, guest):
@@ -128,6 +148,17 @@ def test_staff_import_into_a_customer_of_their_shop_and_it_is_audited(client):
     assert entry.customer_id == customer.id and entry.actor_email == "clerk@example.com"
 
 
+def test_staff_see_in_the_audit_how_many_records_an_import_skipped(client):
+    make_account("clerk@example.com", role="staff")
+    make_account("dana@example.com")
+    sign_in(client, "clerk@example.com")
+    response = upload(client, DATA / "malformed" / "claude_unknown_sender.json",
+                      customer="dana@example.com")
+    assert response.status_code == 200 and 'id="import-skipped"' in response.text
+    entry = db.session.query(AuditEntry).filter_by(action="imported conversations").one()
+    assert entry.detail == "1 conversation(s), 1 skipped"
+
+
 @pytest.mark.parametrize("actor, target, reason", [
     ("customer", "dana@example.com", "only the shop&#39;s staff may import into another"),
     ("staff", "lee@other.example", "no customer &#39;lee@other.example&#39; in this shop"),
@@ -141,4 +172,5 @@ def test_nobody_imports_into_an_account_they_may_not_reach(client, actor, target
     sign_in(client, "me@example.com")
     before = count()
     response = upload(client, DATA / "openai_messages.json", customer=target)
-    assert response.status_code == 400 and reason in response.text and count() == before
+    assert response.status_code == 400 and f"Nothing was imported: {reason}" in response.text
+    assert count() == before

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import sys
+from contextlib import contextmanager
 
 import click
 from flask import current_app
@@ -319,6 +320,15 @@ def import_owner(email: str | None, tenant_slug: str | None):
     return get_or_create_user(tenant, email, name or email), True
 
 
+@contextmanager
+def checking_bar(name: str, data):
+    """A progress bar on stderr while a large file's conversations are checked."""
+    records = len(data) if isinstance(data, list) and len(data) > 50 else 0
+    with click.progressbar(length=records, label="Checking conversations",
+                           file=sys.stderr if records else io.StringIO(), show_pos=True) as bar:
+        yield bar.update if records else None
+
+
 EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
 
 
@@ -332,32 +342,32 @@ EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+")
               help="With a new --user: the shop to create them in (default: the demo shop).")
 @click.option("--distil", is_flag=True,
               help="Learn memories from what the customer said in them (default: not).")
-def import_(files, fmt, email, tenant_slug, distil):
+@click.option("--strict", is_flag=True,
+              help="All or nothing: refuse every file at the first unreadable conversation.")
+def import_(files, fmt, email, tenant_slug, distil, strict):
     """Import conversations: a Nimbus export, OpenAI messages (JSON or JSONL), ChatGPT's or
     Claude's conversations.json (ChatGPT's split conversations-000.json… may be given together),
-    an Open WebUI export or ShareGPT; - reads stdin. All files go in at once, or none."""
-    from .transfer import InvalidImport, import_all, load, parse, queue_vectors
-    checked = []
+    an Open WebUI export or ShareGPT; - reads stdin. Each readable conversation is stored on its
+    own and each unreadable one is skipped with a line naming it; --strict stores all or none."""
+    from .transfer import InvalidImport, import_all, queue_vectors
+    from .transfer.batch import Imported, ImportResult, import_each, read_files
     try:
+        raws = []
         for file in files:
-            raw = read_file(file)
-            large = len(raw) > 5_000_000
-            if large:
-                click.echo(f"Reading {file} ({len(raw) / 1e6:.1f} MB)…", err=True)
-            try:
-                data = load(raw)
-                records = len(data) if large and isinstance(data, list) else 0
-                with click.progressbar(length=records, label="Checking conversations",
-                                       file=sys.stderr if records else io.StringIO(),
-                                       show_pos=True) as bar:
-                    checked += parse(data, fmt, bar.update if records else None)
-            except InvalidImport as error:
-                raise InvalidImport(f"{file}: {error}" if len(files) > 1 else str(error)) from None
+            raws.append((file, read_file(file)))
+            if len(raws[-1][1]) > 5_000_000:
+                click.echo(f"Reading {file} ({len(raws[-1][1]) / 1e6:.1f} MB)…", err=True)
+        checked, skipped = read_files(raws, fmt, strict, checking_bar)
         user, created = import_owner(email, tenant_slug)  # only once every file is checked
         total = sum(len(c.turns) for c in checked)
         with click.progressbar(length=total, label=f"Importing {total:,} turns", file=sys.stderr,
                                show_pos=True) as bar:
-            conversations = import_all(checked, user, bar.update)
+            if strict:
+                result = ImportResult(list(map(Imported.of, import_all(checked, user, bar.update))))
+            else:
+                result = import_each(checked, user, bar.update)
+        result.skipped[:0] = skipped
+        conversations = result.conversations
         if not distil:
             from .memories.imported import leave_undistilled
             leave_undistilled(conversations)
@@ -366,11 +376,13 @@ def import_(files, fmt, email, tenant_slug, distil):
         raise click.ClickException(f"refused, nothing imported: {error}") from None
     if created:
         click.echo(f"Created customer {user.email} in the shop {user.tenant.slug!r}.")
-    if len(conversations) == 1:
+    for line in result.skipped:
+        click.echo(line, err=True)
+    if len(conversations) == 1 and not result.skipped:
         conversation = conversations[0]
         click.echo(f"Imported {conversation.turn_count} turn(s) as conversation: {conversation.id}")
     else:
-        click.echo(f"Imported {len(conversations)} conversations, {total} turn(s):")
+        click.echo(result.summary)
         for conversation in conversations:
             click.echo(f"  {conversation.id}  {conversation.turn_count:>5} turn(s)  "
                        f"{conversation.title}")

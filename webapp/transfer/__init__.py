@@ -2,8 +2,9 @@
 
 export.py writes the formats, schema.py says what an import must be, importer.py checks and
 writes, formats.py and chat_apps.py read other tools' files (OpenAI, ChatGPT, Claude, Open WebUI,
-ShareGPT) into the same checked shape, memories.py carries the memories a conversation gave its
-owner, with their history.
+ShareGPT) into the same checked shape, parts.py reads content parts (words, or a marker naming a
+picture or file), batch.py imports files record by record and says what it skipped, memories.py
+carries the memories a conversation gave its owner, with their history.
 """
 from .export import FORMAT, VERSION, export_conversation, export_markdown, export_openai
 from .importer import InvalidImport, import_all, load, queue_vectors, write

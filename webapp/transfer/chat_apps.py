@@ -6,6 +6,7 @@ last is the branch from the current node back to the root, which is what is impo
 from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
+from .parts import marker, part_text
 
 NO_RESULT = "no result in the exported file"
 
@@ -25,14 +26,16 @@ def branch(nodes: dict, current, parent_key: str, where: str) -> list[tuple[str,
     return path[::-1]
 
 
-def closed(pairs: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
-    """Give a tool call the export has no result for one saying so, keeping the turn whole."""
-    answered = {m.get("tool_call_id") for _, m in pairs if m.get("role") == "tool"}
+def closed(pairs: list[tuple[str, dict]], only: set | None = None) -> list[tuple[str, dict]]:
+    """Give a tool call the export has no result for one saying so, keeping the turn whole;
+    `only`: just these calls' ids."""
+    answered = {m.get("tool_call_id") for _, m in pairs if isinstance(m, dict)
+                and m.get("role") == "tool"}
     out = []
     for origin, message in pairs:
         out.append((origin, message))
-        for call in message.get("tool_calls") or []:
-            if call["id"] not in answered:
+        for call in (message.get("tool_calls") if isinstance(message, dict) else None) or []:
+            if call["id"] not in answered and (only is None or call["id"] in only):
                 out.append((origin, tool_message(call["id"], call["name"], {"error": NO_RESULT})))
     return out
 
@@ -42,10 +45,7 @@ def chatgpt_text(content: dict, where: str) -> str | None:
     kind = content.get("content_type")
     if kind in ("text", "multimodal_text"):
         parts = content.get("parts") or []
-        return "\n".join(p if isinstance(p, str) else
-                         (p.get("text") if isinstance(p, dict) and isinstance(p.get("text"), str)
-                          else f"[{p.get('content_type', 'attachment')}]" if isinstance(p, dict)
-                          else "") for p in parts)
+        return "\n".join(part_text(p, f"{where}, parts[{i}]") for i, p in enumerate(parts))
     if kind in ("code", "execution_output", "tether_quote", "system_error"):
         return content.get("text") if isinstance(content.get("text"), str) else ""
     if kind == "tether_browsing_display":
@@ -158,11 +158,17 @@ def claude(record: dict, label: str) -> Checked:
         if not isinstance(parts, list) or not parts:
             parts = [{"type": "text", "text": field(message, "text", str, where)}]
         if sender == "human":
-            texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            texts = [part_text(p, f"{where}, content[{j}]") for j, p in enumerate(parts)
+                     if not (isinstance(p, dict) and p.get("type") in ("tool_use", "tool_result"))]
             for attachment in message.get("attachments") or []:
                 if isinstance(attachment, dict) and isinstance(attachment.get("extracted_content"), str):
                     texts.append(f"[{attachment.get('file_name') or 'attachment'}]\n"
                                  f"{attachment['extracted_content']}")
+                elif isinstance(attachment, dict):
+                    texts.append(marker("file", attachment))
+            texts += [marker("image" if f.get("file_kind") == "image" else "file", f)
+                      for f in message.get("files_v2") or message.get("files") or []
+                      if isinstance(f, dict)]  # uploads the export holds no text of
             pairs.append((where, {"role": "user", "content": "\n\n".join(texts), **stamp}))
         elif sender == "assistant":
             pairs += claude_steps(parts, where, stamp)

@@ -8,6 +8,7 @@ from ..llm.messages import final_answer
 from ..context.summary.models import ConversationSummary
 from ..models import Conversation, RequestText
 from .memories import export_memories
+from .schema import Settings
 
 FORMAT = "nimbus.conversation"
 # 2: turns carry their pin or leave-out mark; 3: their feedback; 4: the memories the conversation
@@ -18,10 +19,16 @@ TURN_FIELDS = ("outcome", "trace", "prompt_tokens", "completion_tokens", "contex
                "resend_tokens", "manifest", "mark", "marked_by_name", "feedback", "feedback_comment")
 
 
+def known_settings(settings: dict | None) -> dict:
+    """The settings an import reads back; a key no policy reads (a demo database's "recent")
+    would only make the file refused."""
+    return {k: v for k, v in (settings or {}).items() if k in Settings.model_fields}
+
+
 def export_conversation(conversation: Conversation) -> dict:
     return {
         "format": FORMAT, "version": VERSION, "id": conversation.id, "title": conversation.title,
-        "strategy": conversation.strategy, "settings": conversation.settings or {},
+        "strategy": conversation.strategy, "settings": known_settings(conversation.settings),
         "created_at": conversation.created_at.isoformat(),
         **({"instructions": conversation.instructions} if conversation.instructions else {}),
         "turns": [{"messages": t.messages, "created_at": t.created_at.isoformat(),

@@ -2,16 +2,17 @@
 
 Every reader turns its records into transcripts: (origin, message) pairs in the neutral format
 (webapp/llm/messages.py) plus a title and a time, which importer.check_transcript checks turn by
-turn. The shapes each reader expects, and where they are described, are in docs/import-export.md.
+turn. The shapes each reader expects, and where they are described, are in docs/import-formats.md.
 """
 import json
 
 from ..models import Conversation, User
-from .chat_apps import chatgpt, claude, openwebui
+from .chat_apps import chatgpt, claude, closed, openwebui
 from .export import FORMAT
 from .fields import field, named, tool_arguments
-from .importer import (Checked, InvalidImport, JsonLines, check_nimbus, check_transcript,
-                       import_all)
+from .parts import only_placeholders, text_of
+from .importer import (Checked, InvalidImport, JsonLines, UnreadableLine, check_nimbus,
+                       check_transcript, import_all)
 
 FORMATS = ("auto", "nimbus", "openai", "chatgpt", "claude", "openwebui", "sharegpt")
 # The key a record of each multi-conversation format always has.
@@ -27,11 +28,13 @@ def detect(data) -> str:
         for key, fmt in MARKERS.items():
             if key in data:
                 return fmt
-    elif isinstance(data, list) and data and isinstance(data[0], dict):
-        if "role" in data[0] and not isinstance(data, JsonLines):
+    elif isinstance(data, list) and (first := next(
+            (r for r in data if not isinstance(r, UnreadableLine)), None)) is not None \
+            and isinstance(first, dict):
+        if "role" in first and not isinstance(data, JsonLines):
             return "openai"  # one conversation: a list of messages
         for key, fmt in MARKERS.items():
-            if key in data[0]:
+            if key in first:
                 return fmt
     elif isinstance(data, list) and not data:
         raise InvalidImport("the file holds no conversations")
@@ -40,9 +43,11 @@ def detect(data) -> str:
                         "export or ShareGPT")
 
 
-def parse(data, fmt: str = "auto", progress=None) -> list[Checked]:
-    """Every conversation of a loaded file, checked: nothing is written yet."""
-    return read(data, fmt, progress)
+def parse(data, fmt: str = "auto", progress=None, skipped: list[str] | None = None
+          ) -> list[Checked]:
+    """Every conversation of a loaded file, checked: nothing is written yet. With a `skipped`
+    list, an unreadable conversation adds one line naming it there instead of refusing the file."""
+    return read(data, fmt, progress, skipped)
 
 
 def import_conversation(data, user: User) -> Conversation:
@@ -51,9 +56,10 @@ def import_conversation(data, user: User) -> Conversation:
     return import_all(parse(data), user)[0]
 
 
-def read(data, fmt: str = "auto", progress=None) -> list[Checked]:
+def read(data, fmt: str = "auto", progress=None, skipped: list[str] | None = None
+         ) -> list[Checked]:
     """Every conversation in a loaded file of format `fmt` (auto: detected), checked;
-    `progress(n)` is called as each conversation has been checked."""
+    `progress(n)` is called as each conversation has been checked; see parse for `skipped`."""
     fmt = detect(data) if fmt == "auto" else fmt
     if fmt == "nimbus":
         if not (isinstance(data, dict) and data.get("format") == FORMAT):
@@ -61,46 +67,52 @@ def read(data, fmt: str = "auto", progress=None) -> list[Checked]:
         return [check_nimbus(data)]
     if fmt == "openai" and isinstance(data, list) and not isinstance(data, JsonLines) \
             and (not data or "messages" not in data[0]):
-        return [check_transcript(openai_messages(data))]
+        return [with_words(check_transcript(openai_messages(data)))]
     readers = {"openai": openai_record, "chatgpt": chatgpt, "claude": claude,
                "openwebui": openwebui, "sharegpt": sharegpt}
     records = data if isinstance(data, list) else [data]
     if not records:
         raise InvalidImport("the file holds no conversations")
     lines = isinstance(data, JsonLines)
-    checked = []
+    checked, unreadable = [], []
     for n, record in enumerate(records, 1):
         label = f"line {n}" if lines else f"conversation {n}" if len(records) > 1 else ""
-        if not isinstance(record, dict):
-            raise InvalidImport(f"{label or 'the file'}: expected an object, got "
-                                f"{type(record).__name__}")
-        checked.append(readers[fmt](record, label))
+        try:
+            if isinstance(record, UnreadableLine):
+                raise InvalidImport(f"{label}: {record.reason}")
+            if not isinstance(record, dict):
+                raise InvalidImport(f"{label or 'the file'}: expected an object, got "
+                                    f"{type(record).__name__}")
+            checked.append(with_words(readers[fmt](record, label)))
+        except InvalidImport as error:
+            if skipped is None or len(records) == 1:
+                raise
+            unreadable.append(f"{error} — skipped")
         if progress:
             progress(1)
+    if unreadable and not checked:  # nothing stored: the file is refused as a whole
+        raise InvalidImport(f"none of its {len(records)} conversations could be read; "
+                            f"the first: {unreadable[0].removesuffix(' — skipped')}")
+    if skipped is not None:
+        skipped += unreadable
     return checked
 
 
-def text_of(content, where: str) -> str:
-    """OpenAI content: a string, or a list of parts of which the text ones are kept."""
-    if content is None or isinstance(content, str):
-        return content or ""
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-            elif isinstance(part, dict):
-                texts.append(f"[{part.get('type', 'attachment')}]")
-        return "\n".join(texts)
-    raise InvalidImport(f"{where}, content: expected text or a list of parts, "
-                        f"got {type(content).__name__}")
+def with_words(checked: Checked) -> Checked:
+    """Refuse a conversation in which every message would be a placeholder: none of its words
+    could be read, so storing it would only pretend to have imported it."""
+    if marker := only_placeholders(checked.raw):
+        raise InvalidImport(f"{checked.label or 'the conversation'}: no words in any message, "
+                            f"only {marker}")
+    return checked
 
 
 def openai_messages(messages: list, label: str = "") -> list[tuple[str, dict]]:
-    """OpenAI Chat Completions messages (or Nimbus's neutral ones) as (origin, neutral) pairs."""
-    pairs, names = [], {}
+    """OpenAI Chat Completions messages (or Nimbus's neutral ones) as (origin, neutral) pairs.
+
+    LLaMA-Factory's v1 files put a call in the assistant's parts ({"type": "tool_call"}) and give
+    its result without an id: such results answer the open calls in order."""
+    pairs, names, waiting = [], {}, []
     for i, item in enumerate(messages, 1):
         origin = f"message {i}"
         where = f"{label}, {origin}" if label else origin
@@ -110,18 +122,75 @@ def openai_messages(messages: list, label: str = "") -> list[tuple[str, dict]]:
         message = dict(item)
         if message.get("role") == "developer":  # OpenAI's newer name for the system role
             message["role"] = "system"
-        if "content" in message and message.get("role") in ("system", "user", "assistant"):
+        part_calls = []
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            message["content"], part_calls = split_parts(message["content"], i, where)
+        if "content" in message and message.get("role") in ("system", "user", "assistant", "tool"):
             message["content"] = text_of(message["content"], where)
         calls = message.get("tool_calls")
-        if message.get("role") == "assistant" and isinstance(calls, list):
+        if message.get("role") == "assistant" and (isinstance(calls, list) or part_calls):
             message["tool_calls"] = [neutral_call(c, f"{where}, tool_calls[{j}]")
-                                     for j, c in enumerate(calls)]
-            names.update((c["id"], c["name"]) for c in message["tool_calls"]
-                         if isinstance(c.get("id"), str))
-        if message.get("role") == "tool" and "name" not in message:
-            message["name"] = names.get(message.get("tool_call_id"), "tool")
+                                     for j, c in enumerate(calls or [])] + part_calls
+            named_calls = [c for c in message["tool_calls"] if isinstance(c, dict)
+                           and isinstance(c.get("id"), str)]
+            names.update((c["id"], c["name"]) for c in named_calls)
+            waiting = [c["id"] for c in named_calls]
+        if message.get("role") == "tool" and message.get("tool_call_id") is None and waiting:
+            for result in results_for(message, waiting):
+                pairs.append((origin, {**result, "name": names[result["tool_call_id"]]}))
+            continue
+        if message.get("role") == "tool":
+            if message.get("tool_call_id") in waiting:
+                waiting.remove(message["tool_call_id"])
+            if "name" not in message:
+                message["name"] = names.get(message.get("tool_call_id"), "tool")
         pairs.append((origin, message))
-    return pairs
+    part_calls = {c["id"] for _, m in pairs if isinstance(m, dict)
+                  for c in m.get("tool_calls") or [] if str(c.get("id")).startswith("call_part")}
+    return closed(pairs, part_calls) if part_calls else pairs
+
+
+def results_for(message: dict, waiting: list[str]) -> list[dict]:
+    """An id-less result for the open calls, in order; one result holding a JSON list with an
+    entry per open call (LLaMA-Factory's parallel calls) answers each of them."""
+    text = message.get("content") or ""
+    entries = None
+    if len(waiting) > 1:
+        try:
+            entries = json.loads(text)
+        except json.JSONDecodeError:
+            pass
+    if isinstance(entries, list) and len(entries) == len(waiting) \
+            and all(isinstance(e, dict) for e in entries):
+        bodies = [e["content"] if isinstance(e.get("content"), str) else json.dumps(e)
+                  for e in entries]
+    else:
+        bodies = [text]
+    answered, waiting[:len(bodies)] = waiting[:len(bodies)], []
+    return [{"role": "tool", "tool_call_id": call_id, "content": body}
+            for call_id, body in zip(answered, bodies)]
+
+
+CALL_PARTS = ("tool_call", "function_call")
+UNSAID_PARTS = ("reasoning", "thinking")  # the model's notes to itself, never shown as its answer
+
+
+def split_parts(parts: list, n: int, where: str) -> tuple[list, list[dict]]:
+    """An assistant's parts without its calls and reasoning, and the calls as neutral ones."""
+    kept, calls = [], []
+    for j, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in CALL_PARTS:
+            value = part.get("value", part.get("content", part.get("text")))
+            call = tool_arguments(value, f"{where}, content[{j}]")
+            if not isinstance(call.get("name"), str):
+                raise InvalidImport(f"{where}, content[{j}]: a tool call needs a name")
+            calls.append({"id": f"call_part_{n}_{j}", "name": call["name"][:200],
+                          "arguments": tool_arguments(call.get("arguments") or {},
+                                                      f"{where}, content[{j}]")})
+        elif kind not in UNSAID_PARTS:
+            kept.append(part)
+    return kept, calls
 
 
 def neutral_call(call, where: str):

@@ -25,6 +25,7 @@ from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord,
                      to_utc)
 
 MAX_DEPTH = 40  # JSON nesting: a real export needs about 12
+WRITE_BATCH = 200  # conversations written with one flush and one insert of their turns
 TITLE_CHARS = 200
 
 
@@ -36,9 +37,17 @@ class JsonLines(list):
     """The records of a JSON Lines file (one JSON value per line), in order."""
 
 
-def load(raw: bytes | str):
+@dataclass
+class UnreadableLine:
+    """A line of a JSON Lines file that is not JSON, kept in its place so a partial import can
+    name it and read the others."""
+    reason: str
+
+
+def load(raw: bytes | str, strict: bool = True):
     """Parse JSON (or JSON Lines) text, refusing what no database stores: NUL, a lone surrogate,
-    NaN, deep nesting, non-UTF-8."""
+    NaN, deep nesting, non-UTF-8. Not `strict`: a JSON Lines line that is not JSON becomes an
+    UnreadableLine, for the reader to skip."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError:
@@ -55,7 +64,9 @@ def load(raw: bytes | str):
                 try:
                     data.append(json_value(line))
                 except json.JSONDecodeError as error:
-                    raise InvalidImport(f"line {number}: not valid JSON: {error}") from None
+                    if strict:
+                        raise InvalidImport(f"line {number}: not valid JSON: {error}") from None
+                    data.append(UnreadableLine(f"not valid JSON: {error}"))
     check_values(data)
     return data
 
@@ -163,6 +174,7 @@ class Checked:
     created_at: datetime | None = None
     instructions: str | None = None
     label: str = ""  # how errors and progress name it: "conversation 3 ('Trip to Lyon')"
+    updated_at: datetime | None = None  # its last message's time, when the file gives one
 
 
 def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]]:
@@ -193,6 +205,8 @@ def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]
         records[-1]["origins"].append(origin)
         if message.created_at and "created_at" not in records[-1]:
             records[-1]["created_at"] = item["created_at"]
+        if message.created_at:
+            records[-1]["last_at"] = to_utc(message.created_at)
     return records, instructions
 
 
@@ -204,6 +218,7 @@ def check_transcript(messages: list[tuple[str, dict]], label: str = "", title=No
     if not raw:
         raise InvalidImport(f"{label or 'the conversation'} has no messages")
     turns = []
+    times = [t for t in (record.pop("last_at", None) for record in raw) if t]
     for n, record in enumerate(raw, 1):
         origins = record.pop("origins")
         try:
@@ -219,7 +234,7 @@ def check_transcript(messages: list[tuple[str, dict]], label: str = "", title=No
     except ValueError as error:
         raise InvalidImport(f"{prefix}the system messages: {error}") from None
     return Checked(turns, raw, title=title, created_at=to_utc(created_at) if created_at else None,
-                   instructions=text or None, label=label)
+                   instructions=text or None, label=label, updated_at=max(times, default=None))
 
 
 def check_nimbus(data: dict) -> Checked:
@@ -239,10 +254,11 @@ def import_all(checked: list[Checked], user: User, progress=None) -> list[Conver
     after each conversation with how many turns it held."""
     try:
         conversations = []
-        for one in checked:
-            conversations.append(write(one, user))
+        for start in range(0, len(checked), WRITE_BATCH):
+            batch = checked[start:start + WRITE_BATCH]
+            conversations += write_many(batch, user)
             if progress:
-                progress(len(one.turns))
+                progress(sum(len(one.turns) for one in batch))
         db.session.commit()
     except BaseException:
         db.session.rollback()
@@ -264,6 +280,26 @@ def queue_vectors(conversations: list[Conversation], config) -> bool:
 
 def write(checked: Checked, user: User) -> Conversation:
     """Add what `parse` checked as a new conversation of `user` (the caller commits)."""
+    return write_many([checked], user)[0]
+
+
+def write_many(checked: list[Checked], user: User) -> list[Conversation]:
+    """Add what `parse` checked as new conversations of `user` with one flush and one insert of
+    all their turns: per conversation, the ORM's round trips cost more than the rows (the caller
+    commits)."""
+    built = [conversation_of(one, user) for one in checked]
+    db.session.add_all(conversation for conversation, _ in built)
+    db.session.flush()
+    # One executemany, not one ORM object per turn: a 10,000-turn export is written in seconds.
+    db.session.execute(insert(Turn), [{**row, "conversation_id": conversation.id}
+                                      for conversation, rows in built for row in rows])
+    for one, (conversation, _) in zip(checked, built):
+        add_extras(one, conversation, user)
+    return [conversation for conversation, _ in built]
+
+
+def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[dict]]:
+    """The new conversation's row and its turns' rows, not yet added."""
     meta, turns, raw = checked.meta, checked.turns, checked.raw
     first_question = next((t.messages[0].content for t in turns if t.messages[0].content), "")
     title = " ".join(checked.title.split())[:TITLE_CHARS] if checked.title else ""
@@ -284,7 +320,8 @@ def write(checked: Checked, user: User) -> Conversation:
             answer=final_answer(messages), full_tokens=estimate_messages(messages),
             compact_tokens=estimate_messages(compact),
             tool_calls=sum(len(m.get("tool_calls") or []) for m in messages),
-            outcome=one.outcome, trace=record.get("trace") or [],
+            outcome=one.outcome if meta or final_answer(messages) else "unanswered",
+            trace=record.get("trace") or [],
             prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
             context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
             manifest=record.get("manifest"), created_at=one.created_at or now, heartbeat_at=now,
@@ -298,11 +335,15 @@ def write(checked: Checked, user: User) -> Conversation:
     created = checked.created_at or turns[0].created_at
     if created:
         conversation.created_at = created
-    conversation.updated_at = now
-    db.session.add(conversation)
-    db.session.flush()
-    # One executemany, not one ORM object per turn: a 10,000-turn export is written in seconds.
-    db.session.execute(insert(Turn), [{**row, "conversation_id": conversation.id} for row in rows])
+    # The sidebar files a conversation by its last activity: the file's, not the import's.
+    dates = [checked.updated_at, *(t.created_at for t in turns), created]
+    conversation.updated_at = max((d for d in dates if d), default=now)
+    return conversation, rows
+
+
+def add_extras(checked: Checked, conversation: Conversation, user: User) -> None:
+    """A Nimbus export's request texts, summaries and memories, once the conversation exists."""
+    meta, turns = checked.meta, checked.turns
     texts = meta.request_texts if meta else {}
     # Only a text that matches its hash, so an import cannot make a turn claim it was sent.
     store_texts(conversation.id, {h: t for h, t in texts.items() if text_hash(t) == h})
@@ -314,4 +355,3 @@ def write(checked: Checked, user: User) -> Conversation:
                 edited_by_name=record.edited_by_name, edited_at=record.edited_at))
     if meta and meta.memories:
         import_memories(meta.memories, conversation, user, len(turns))
-    return conversation

@@ -18,7 +18,8 @@ INT32 = 2**31 - 1  # token counts are INTEGER columns
 # One imported message at most: 25 times the chat's NIMBUS_MAX_MESSAGE_CHARS, room for a pasted
 # document or a long tool result, while a 10 MB message is refused before it reaches a page.
 MESSAGE_CHARS = 200_000
-OUTCOMES = ("answered", "api_error", "step_limit", "interrupted", "cut_off")  # "pending" is never finished
+# "pending" is never finished; "unanswered": an imported question the file holds no answer to.
+OUTCOMES = ("answered", "api_error", "step_limit", "interrupted", "cut_off", "unanswered")
 
 
 def iso_time(value) -> datetime:

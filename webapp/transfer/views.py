@@ -13,9 +13,10 @@ from ..extensions import db
 from ..models import User
 from ..access import get_conversation_or_404
 from .export import export_conversation, export_markdown, export_openai
-from .formats import FORMATS, parse
+from .formats import FORMATS
 from ..memories.imported import leave_undistilled
-from .importer import InvalidImport, import_all, load, queue_vectors
+from .batch import import_files
+from .importer import InvalidImport, queue_vectors
 
 bp = Blueprint("transfer", __name__)
 EXPORTS = {"nimbus": ("application/json", "json"), "openai": ("application/json", "openai.json"),
@@ -43,44 +44,47 @@ def export(conversation_id, fmt):
 @bp.get("/import")
 def show_import():
     """Show the upload form: files, their format, and (staff) the customer they belong to."""
-    return render_template("transfer/import.html", formats=FORMATS, imported=None, error=None)
+    return render_template("transfer/import.html", formats=FORMATS, result=None, error=None)
 
 
 @bp.post("/import")
 def upload():
-    """Import the uploaded files in one go, or none of them, and list what was imported."""
+    """Import the uploaded files conversation by conversation (or, strict, all or none) and list
+    what was imported and what was skipped."""
     files = [f for f in request.files.getlist("file") if f.filename]
     fmt = request.form.get("format", "auto")
+    strict = bool(request.form.get("strict"))
     try:
         if not files:
             raise InvalidImport("choose a file to import")
         if fmt not in FORMATS:
             raise InvalidImport(f"unknown format {fmt[:20]!r}")
         owner = import_owner(request.form.get("customer", "").strip())
-        checked = []
+        raws = []
         for file in files:
             try:  # a large upload is a temporary file: closed as soon as it is read
-                raw = file.read()
+                raws.append((file.filename[:80], file.read()))
             finally:
                 file.close()
-            try:
-                checked += parse(load(raw), fmt)
-            except InvalidImport as error:
-                raise InvalidImport(f"{file.filename[:80]}: {error}") from None
-        conversations = import_all(checked, owner)
+        try:
+            result = import_files(raws, owner, fmt, strict)
+        except InvalidImport as error:  # a single file's refusal names it too
+            raise InvalidImport(f"{raws[0][0]}: {error}" if len(raws) == 1 else str(error)) \
+                from None
         if not request.form.get("distil"):
-            leave_undistilled(conversations)
-        queue_vectors(conversations, current_app.config)
+            leave_undistilled(result.conversations)
+        queue_vectors(result.conversations, current_app.config)
     except InvalidImport as error:
         db.session.rollback()
-        return render_template("transfer/import.html", formats=FORMATS, imported=None,
+        return render_template("transfer/import.html", formats=FORMATS, result=None,
                                error=f"Nothing was imported: {error}", chosen=fmt), 400
     if owner.id != g.user.id:
         from ..audit import record
         record(g.user, "imported conversations", customer=owner,
-               detail=f"{len(conversations)} conversation(s)")
+               detail=f"{len(result.conversations)} conversation(s)"
+                      + (f", {len(result.skipped)} skipped" if result.skipped else ""))
         db.session.commit()
-    return render_template("transfer/import.html", formats=FORMATS, imported=conversations,
+    return render_template("transfer/import.html", formats=FORMATS, result=result,
                            owner=owner, error=None, chosen=fmt)
 
 

@@ -1,0 +1,85 @@
+"""Files other projects wrote (tests/data/real/, sources in its README) import with the counts
+taken by hand from the files themselves, and no stored message holds a placeholder for words."""
+import json
+import re
+from pathlib import Path
+
+from webapp.extensions import db
+from webapp.models import Conversation
+
+from .support import run
+
+REAL = Path(__file__).parent / "data" / "real"
+
+
+def imported(runner, name: str) -> list[Conversation]:
+    output = run(runner, "import", str(REAL / name))
+    ids = [line.split()[0] for line in output.splitlines() if line.startswith("  ")]
+    return [db.session.get(Conversation, i) for i in ids]
+
+
+def stored_texts(conversations) -> list[str]:
+    return [m.get("content") or "" for c in conversations for t in c.turns for m in t.messages]
+
+
+def test_llamafactory_value_parts_keep_every_word_of_500_conversations(runner):
+    conversations = imported(runner, "llamafactory_v1_sft_demo.jsonl")
+    assert len(conversations) == 500 and sum(c.turn_count for c in conversations) == 500
+    texts = stored_texts(conversations)
+    assert len(texts) == 1000 and "[text]" not in texts and all(t.strip() for t in texts)
+    first = conversations[0].turns[0]
+    assert first.question == "hi" and conversations[0].title == "Hi"
+    assert first.answer.startswith("Hello! I am {{name}}, an AI assistant developed by {{author}}.")
+
+
+def test_llamafactory_images_become_markers_naming_the_file_beside_the_words(runner):
+    conversations = imported(runner, "llamafactory_v1_multimodal_demo.jsonl")
+    assert len(conversations) == 6 and sum(c.turn_count for c in conversations) == 12
+    questions = [t.question for c in conversations for t in c.turns]
+    assert questions[:2] == ["[image: 1.jpg]\nWho are they?", "What are they doing?\n[image: 1.jpg]"]
+    markers = [m for q in questions for m in re.findall(r"\[image: [^\]]+\]", q)]
+    assert len(markers) == 8 and set(markers) == {"[image: 1.jpg]", "[image: 2.jpg]",
+                                                  "[image: 3.jpg]"}
+    assert conversations[3].turns[0].answer == "他们是拜仁慕尼黑的凯恩和格雷茨卡。"
+
+
+def test_llamafactory_tool_call_parts_become_calls_with_their_results(runner):
+    conversations = imported(runner, "llamafactory_reason_tool_use_demo_50.jsonl")
+    turns = [t for c in conversations for t in c.turns]
+    assert len(conversations) == 50 and len(turns) == 70
+    calls = [call for t in turns for m in t.messages for call in m.get("tool_calls") or []]
+    results = [m for t in turns for m in t.messages if m["role"] == "tool"]
+    assert len(calls) == 68 and len(results) == 68
+    # 20 calls end their file (the training target) with no result: each says so, never invented.
+    assert sum("no result in the exported file" in m["content"] for m in results) == 20
+    # Conversation 3 asks for two areas at once: one result listing both answers each call.
+    parallel = conversations[2].turns[0]
+    assert [m["content"] for m in parallel.messages if m["role"] == "tool"] == [
+        "{'area': 7.0686, 'radius': 1.5, 'unit':'square meters'}",
+        "{'area': 28.2743, 'radius': 3, 'unit':'square meters'}"]
+    assert json.dumps([t.messages for t in turns]).count('"reasoning"') == 0
+    assert sum(t.outcome == "unanswered" for t in turns) == 11
+
+
+def test_librechats_corrupted_chatgpt_entry_is_skipped_by_name_and_the_rest_imported(runner):
+    result = runner.invoke(args=["import", str(REAL / "librechat_chatgpt_modern_export.json")])
+    assert result.exit_code == 0
+    assert [line for line in result.stderr.splitlines() if "skipped" in line] == [
+        "conversation 2 ('Corrupted entry'), mapping: expected an object (missing) — skipped"]
+    assert "Imported 2 conversations (3 turns); skipped 1 that could not be read." in result.stdout
+    ids = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  ")]
+    deploy, pasta = (db.session.get(Conversation, i) for i in ids)
+    assert [t.question for t in deploy.turns] == ["How do I roll back the deploy?",
+                                                  "And if that fails?"]
+    assert deploy.turns[-1].answer == "Restore from the last known-good chart."
+    assert deploy.instructions == "The user is an SRE.\n\nAnswer concisely."
+    assert deploy.updated_at.isoformat() == "2025-08-24T01:46:44"  # its last message, not today
+    assert pasta.title == "Weeknight pasta" and pasta.turns[0].answer == "Puttanesca."
+
+
+def test_strict_refuses_librechats_export_for_its_corrupted_entry(runner):
+    before = db.session.query(Conversation).count()
+    result = runner.invoke(args=["import", "--strict",
+                                 str(REAL / "librechat_chatgpt_modern_export.json")])
+    assert result.exit_code == 1 and "conversation 2 ('Corrupted entry')" in result.output
+    assert db.session.query(Conversation).count() == before

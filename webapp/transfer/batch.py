@@ -1,0 +1,101 @@
+"""Import files record by record: each readable conversation is stored on its own, and each one
+that cannot be read is skipped with one line naming it, so one bad record never costs the rest.
+
+`strict` keeps the all-or-nothing import: the first problem refuses every file and stores nothing.
+"""
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+from ..extensions import db
+from ..models import Conversation, User
+from .formats import parse
+from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, load, write_many
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What is shown of a stored conversation, read before its batch's commit expires the row
+    (reading it back after would cost a query per conversation)."""
+    id: str
+    title: str
+    turn_count: int
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> "Imported":
+        return cls(conversation.id, conversation.title, conversation.turn_count)
+
+
+@dataclass
+class ImportResult:
+    """What an import stored and what it skipped, in the words the CLI and the page show."""
+    conversations: list[Imported] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "conversation 3 (…): … — skipped"
+
+    @property
+    def turns(self) -> int:
+        return sum(c.turn_count for c in self.conversations)
+
+    @property
+    def summary(self) -> str:
+        n, s = len(self.conversations), len(self.skipped)
+        text = f"Imported {n} conversation{'' if n == 1 else 's'} ({self.turns} turn" \
+               f"{'' if self.turns == 1 else 's'})"
+        return text + (f"; skipped {s} that could not be read." if s else ".")
+
+
+def read_files(files: list[tuple[str, bytes]], fmt: str = "auto", strict: bool = False,
+               progress=None) -> tuple[list[Checked], list[str]]:
+    """Check every (name, content) file; returns the conversations to store and the skipped
+    lines. Refuses (InvalidImport) when strict and anything is wrong, or when nothing is readable.
+
+    `progress(name, data)`, if given, is a context manager around checking one loaded file that
+    yields the callback parse calls per conversation (or None)."""
+    checked, skipped = [], []
+    many = len(files) > 1
+    for name, raw in files:
+        lines: list[str] = []
+        try:
+            data = load(raw, strict)
+            with progress(name, data) if progress else nullcontext() as update:
+                checked += parse(data, fmt, update, None if strict else lines)
+        except InvalidImport as error:
+            if strict:
+                raise InvalidImport(f"{name}: {error}" if many else str(error)) from None
+            lines.append(f"{error} — skipped")
+        skipped += [f"{name}: {line}" for line in lines] if many else lines
+    if not checked:
+        if len(skipped) == 1:
+            raise InvalidImport(skipped[0].removesuffix(" — skipped"))
+        raise InvalidImport(f"none of the {len(files)} files could be read: " + "; ".join(
+            line.removesuffix(" — skipped") for line in skipped))
+    return checked, skipped
+
+
+def import_each(checked: list[Checked], user: User, progress=None) -> ImportResult:
+    """Store the checked conversations, committing between them every WRITE_BATCH, so each is
+    stored whole or not at all and a failure keeps those committed before it; `progress(turns)`
+    is called after each batch. Everything that can refuse a conversation was checked before:
+    writing it cannot. (A commit per conversation would spend most of the import on fsync.)"""
+    result = ImportResult()
+    try:
+        for start in range(0, len(checked), WRITE_BATCH):
+            batch = checked[start:start + WRITE_BATCH]
+            result.conversations += map(Imported.of, write_many(batch, user))
+            db.session.commit()
+            if progress:
+                progress(sum(len(one.turns) for one in batch))
+    except BaseException:
+        db.session.rollback()
+        raise
+    return result
+
+
+def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
+                 strict: bool = False) -> ImportResult:
+    """Read and store `files` for `user`: record by record, or (strict) all or nothing."""
+    checked, skipped = read_files(files, fmt, strict)
+    if strict:
+        return ImportResult(list(map(Imported.of, import_all(checked, user))), skipped)
+    result = import_each(checked, user)
+    result.skipped[:0] = skipped
+    return result
