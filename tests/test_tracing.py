@@ -147,11 +147,20 @@ def test_the_otlp_endpoint_receives_the_reply_as_protobuf_spans(tmp_path, migrat
     with app.app_context():
         _, conversation, _ = ask(find_user("alex@example.com"), REFUND)
         assert tracing.flush(app)
-        app.extensions[tracing.EXTENSION].provider.shutdown()
+        tracing.shutdown(app)
         db.session.remove()
         db.engine.dispose()
     paths = {(path, kind) for path, kind, _ in Collector.received}
-    assert paths == {("/v1/traces", "application/x-protobuf")}
+    assert paths == {("/v1/traces", "application/x-protobuf"),
+                     ("/v1/metrics", "application/x-protobuf")}
+    metrics = otlp_collector.metrics(Collector.received)
+    duration = metrics["gen_ai.client.operation.duration"]
+    assert sum(point.count for point in duration) == 2  # the tool call, then the answer
+    tokens = metrics["gen_ai.client.token.usage"]
+    kinds = {a.value.string_value for p in tokens for a in p.attributes
+             if a.key == "gen_ai.token.type"}
+    assert kinds == {"input", "output"}
+    assert "gen_ai.client.operation.time_to_first_chunk" in metrics
     received = otlp_collector.spans(Collector.received)
     service = Collector.received[0][2].resource_spans[0].resource.attributes
     assert {a.key: a.value.string_value for a in service}["service.name"] == "nimbus"

@@ -151,7 +151,9 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
                 span = spans.model_call(step, plan, messages)
                 try:
                     stream = provider.stream(plan.messages + messages, specs, **options)
-                    for chunk in valid_stream(stream):
+                    for index, chunk in enumerate(valid_stream(stream)):
+                        if index == 0:
+                            spans.first_chunk(span)  # time to the first words or call
                         if isinstance(chunk, str):
                             if size + len(chunk) > limit:  # runaway: keep what fits, stop listening
                                 streamed.append(chunk[:limit - size])

@@ -42,6 +42,8 @@ class Reply:
     provider_raw: dict | None = None
     usage: dict | None = None  # {"prompt_tokens": int, "completion_tokens": int} when reported
     finish_reason: str | None = None  # "length": the output cap cut the answer short
+    response_id: str | None = None  # the provider's id of the completion, where it gives one
+    response_model: str | None = None  # the model that answered, as the provider names it
 
     def as_message(self) -> dict:
         return assistant_message(self.text, [c.as_dict() for c in self.tool_calls], self.provider_raw)

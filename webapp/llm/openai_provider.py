@@ -274,6 +274,7 @@ class OpenAIProvider:
         each, which hundreds of concurrent streams cannot afford on one worker."""
         call = self._call()
         text, calls, usage, finish, last_index, chunks = [], {}, None, None, None, 0
+        answered = {}  # the completion's id and model, as the chunks name them (for tracing)
         try:
             with self.client.chat.completions.with_streaming_response.create(
                     **request, timeout=self._timeout()) as response:
@@ -288,6 +289,9 @@ class OpenAIProvider:
                         break
                     chunk = json.loads(data)
                     chunks += 1
+                    for key in ("id", "model"):
+                        if isinstance(chunk, dict) and isinstance(chunk.get(key), str):
+                            answered.setdefault(key, chunk[key])
                     if chunk.get("error"):
                         error = chunk["error"]
                         message = str(error.get("message") or error) if isinstance(error, dict) \
@@ -331,7 +335,9 @@ class OpenAIProvider:
         if finish is None:
             log.warning("provider %s: the stream ended without a finish reason", self.name)
             raise ProviderError("the stream was cut off: it ended without a finish reason")
-        yield reply_of("".join(text), [calls[i] for i in sorted(calls)], usage, finish)
+        reply = reply_of("".join(text), [calls[i] for i in sorted(calls)], usage, finish)
+        reply.response_id, reply.response_model = answered.get("id"), answered.get("model")
+        yield reply
 
     def _whole(self, request: dict) -> Reply:
         """One request not streamed: the answer arrives whole."""
@@ -358,9 +364,11 @@ class OpenAIProvider:
             raise ProviderError(f"the reply carried no words and no tool call "
                                 f"(finish reason: {choice.get('finish_reason') or 'none'})")
         usage = body.get("usage") or {}
-        return reply_of(text, calls, {"prompt_tokens": usage.get("prompt_tokens"),
-                                      "completion_tokens": usage.get("completion_tokens")}
-                        if usage else None, choice.get("finish_reason") or "stop")
+        reply = reply_of(text, calls, {"prompt_tokens": usage.get("prompt_tokens"),
+                                       "completion_tokens": usage.get("completion_tokens")}
+                         if usage else None, choice.get("finish_reason") or "stop")
+        reply.response_id, reply.response_model = body.get("id"), body.get("model")
+        return reply
 
 
 def merge_tool_call(calls: dict, delta: dict, last_index):
