@@ -163,7 +163,12 @@ def refuse_without_csrf(error):
 
 @bp.app_errorhandler(404)
 def show_not_found(error):
-    """A page that says what is missing and leads back, instead of the framework's bare one."""
+    """A page that says what is missing and leads back, instead of the framework's bare one; a
+    page that signing in may open leads to the sign-in form and back."""
+    if (isinstance(error, access.SignInWanted) and request.method == "GET" and not wants_json()
+            and (not htmx or htmx.history_restore_request)):
+        from ..accounts.sign_in import ask_to_sign_in
+        return ask_to_sign_in()
     if wants_json():  # viewer.json, a stream: a JSON answer for the script that asked
         return {"error": "Not found: no such conversation, turn or page here."}, 404
     if htmx:  # static/js/chat.js says so where the user looks
