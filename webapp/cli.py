@@ -69,20 +69,24 @@ def init_db(demo):
 
 
 def seed_demo_conversation() -> None:
-    """Make the demo's long conversation once and say where its viewer is, with a one-time
-    sign-in link that opens it (a new one each run: the last one may be spent or expired)."""
-    from .accounts.sign_in_links import create_link
+    """Make the demo's long conversation once and say where its viewer is."""
     from .shop.demo_conversation import seed_long_conversation, seeded_conversation
     user = resolve_user(None)
-    config = current_app.config
-    made = seed_long_conversation(user, config)
+    made = seed_long_conversation(user, current_app.config)
     conversation = made or seeded_conversation(user)
-    viewer = f"/c/{conversation.id}/viewer"
+    base = current_app.config["NIMBUS_PUBLIC_URL"].rstrip("/")
     click.echo(f"{'Made' if made else 'Kept'} the demo's long conversation of {user.email} "
                f"({conversation.turn_count} turns; every context fate, a rolling summary and "
-               f"memories): {config['NIMBUS_PUBLIC_URL'].rstrip('/')}{viewer} "
-               f"(sign in as {user.email}).")
-    link = create_link(user, viewer, config)
+               f"memories): {base}/c/{conversation.id}/viewer (sign in as {user.email}).")
+    print_viewer_link(conversation, user)
+
+
+def print_viewer_link(conversation, user) -> None:
+    """A one-time sign-in link that opens the demo's viewer; a new one on each run, since the
+    last one may be spent or expired."""
+    from .accounts.sign_in_links import create_link
+    config = current_app.config
+    link = create_link(user, f"/c/{conversation.id}/viewer", config)
     if link is not None:
         click.echo(f"Open it signed in as {user.email} in one click: {link} (works once, for "
                    f"{config['NIMBUS_SIGN_IN_LINK_MINUTES']} minutes).")
