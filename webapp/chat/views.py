@@ -50,7 +50,8 @@ def shown_profile(app):
 def chat_context():
     return {"offline_model": lambda: is_offline(current_app),
             "provider_profile": lambda: shown_profile(current_app),
-            "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name}
+            "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name,
+            "was_recovered": turn_runs.was_recovered}
 
 
 def assistant_name() -> str:
