@@ -12,6 +12,7 @@ from ..locks import LockBusy, conversation_lock
 from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
 from ..security.validation import length_problem
 from ..runs.heartbeat import close_if_abandoned, run_for
+from .provider_state import last_failure
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
 from ..titles import short_title
@@ -51,7 +52,7 @@ def chat_context():
     return {"offline_model": lambda: is_offline(current_app),
             "provider_profile": lambda: shown_profile(current_app),
             "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name,
-            "was_recovered": turn_runs.was_recovered}
+            "was_recovered": turn_runs.was_recovered, "provider_failure": last_failure}
 
 
 def assistant_name() -> str:
