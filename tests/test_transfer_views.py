@@ -49,7 +49,7 @@ def test_markdown_export_downloads_with_the_tool_steps_folded(guest, conversatio
     text = response.text
     assert text.startswith("# Refund for order #1043")  # the title made from the first question
     assert "### Customer" in text and "### Nimbus" in text
-    assert "<details><summary>1 tool call(s)</summary>" in text and "check_refund_eligibility" in text
+    assert "<details><summary>1 tool call</summary>" in text and "check_refund_eligibility" in text
 
 
 def test_the_shops_assistant_name_heads_its_answers_in_markdown(guest, conversation):

@@ -8,6 +8,7 @@ import sys
 import click
 from flask import current_app
 
+from .plurals import plural
 from .cli_helpers import add_command, owned, resolve_user, user_option
 from .extensions import db
 from .transfer.formats import FORMATS
@@ -249,12 +250,12 @@ def purge(older_than, dry_run, yes):
     guests = db.session.scalar(select(func.count()).select_from(User).where(
         *idle_guests(days, purgeable(days, undo))))
     turns = sum(row.turns for row in found)
-    click.echo(f"To delete: {len(found)} conversation(s) with {turns} turn(s), and {guests} "
-               f"idle guest(s).")
+    click.echo(f"To delete: {plural(len(found), 'conversation')} with {plural(turns, 'turn')}, "
+               f"and {plural(guests, 'idle guest')}.")
     for row in found[:PURGE_LISTED]:
         state = " (deleted by its owner)" if row.deleted_at else ""
         click.echo(f"  {row.id}  last message {row.last_message_at:%Y-%m-%d}  {row.turns:>5} "
-                   f"turn(s)  {row.email}  {row.title[:40]}{state}")
+                   f"{'turn ' if row.turns == 1 else 'turns'}  {row.email}  {row.title[:40]}{state}")
     if len(found) > PURGE_LISTED:
         click.echo(f"  … and {len(found) - PURGE_LISTED} more")
     if dry_run:
@@ -266,8 +267,8 @@ def purge(older_than, dry_run, yes):
     if not yes and not click.confirm("Delete them for good?", default=False):
         click.echo("Nothing deleted.")
         return
-    click.echo(f"Deleted {purge_older_than(days, undo)} conversation(s) and "
-               f"{purge_idle_guests(days)} idle guest(s).")
+    click.echo(f"Deleted {plural(purge_older_than(days, undo), 'conversation')} and "
+               f"{plural(purge_idle_guests(days), 'idle guest')}.")
     from .memories.keyword_index import forget_deleted_words
     forget_deleted_words()
 

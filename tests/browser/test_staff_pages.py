@@ -122,7 +122,7 @@ def test_delete_my_data_leaves_no_row_of_the_customer(page, live_app):
     page.get_by_label("Type DELETE to confirm").fill("DELETE")
     page.get_by_role("button", name="Delete my data").click()
     expect(page.get_by_role("status").filter(has_text="Deleted")).to_contain_text(
-        "Deleted 1 conversation(s)")
+        "Deleted 1 conversation with")
     with live_app.app_context():
         assert references(*ids, orders, customer) == []
         assert db.session.get(User, ids[0]) is None

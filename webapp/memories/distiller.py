@@ -15,6 +15,7 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import select
 
+from ..plurals import plural
 from ..extensions import db
 from ..llm import provider_for
 from ..llm.base import ContextTooLong, ProviderError, Reply
@@ -174,7 +175,7 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
         Turn.conversation_id == conversation_id, Turn.seq > checkpoint.distilled_through_seq,
         Turn.outcome != "pending").order_by(Turn.seq).limit(config["NIMBUS_MEMORY_MAX_WINDOW_TURNS"])))
     if not turns or 2 * len(turns) < max(min_messages, 1):
-        return f"waiting: {2 * len(turns)} new message(s), {max(min_messages, 1)} needed"
+        return f"waiting: {plural(2 * len(turns), 'new message')}, {max(min_messages, 1)} needed"
     through = turns[-1].seq
     if not shares_memories(conversation.user, config):
         return advance(checkpoint, through, "skipped: this person does not share memories")
