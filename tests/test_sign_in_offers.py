@@ -55,6 +55,7 @@ def test_a_signed_in_customer_who_does_not_own_it_gets_not_found(client, pats_co
     sign_in(client, "other@example.com")
     response = client.get(f"/c/{pats_conversation}/viewer")
     assert response.status_code == 404 and "isn't here" in response.text
+    assert "another account than other@example.com" in response.text  # the same for any id
 
 
 def test_a_guest_is_sent_to_sign_in_for_the_staff_console(guest):
