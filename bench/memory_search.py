@@ -37,6 +37,7 @@ from webapp.memories.embeddings import MINILM_NAME, MiniLMEmbedder, to_bytes  # 
 from webapp.memories.history import search_turns  # noqa: E402
 from webapp.memories.models import Memory, TurnVector  # noqa: E402
 from webapp.models import Conversation, Turn, User  # noqa: E402
+from webapp.plurals import plural  # noqa: E402
 from webapp.memories.recall import for_prompt, search  # noqa: E402
 from webapp.memories.scopes import SessionScope  # noqa: E402
 
@@ -213,7 +214,7 @@ def embedding_throughput(config) -> None:
         store_turn_vectors(turns[start:start + 256], config)
     batched = time.perf_counter() - started
     print(f"embedding {len(turns)} turns: one at a time {one_by_one:.1f} s, batched "
-          f"{batched:.1f} s on {os.cpu_count()} core(s): {one_by_one / batched:.1f}x faster")
+          f"{batched:.1f} s on {plural(os.cpu_count(), 'core')}: {one_by_one / batched:.1f}x faster")
 
 
 def main() -> None:

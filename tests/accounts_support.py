@@ -47,3 +47,10 @@ def sign_in(client, email: str, password: str = PASSWORD, remember: bool = False
         client.environ_base["HTTP_X_CSRFTOKEN"] = csrf_token(client, "/account")
         fresh_request_globals()
     return response
+
+
+def refused(response) -> bool:
+    """Refused as the access rules say: a 404, or for a guest's page a trip to sign in and back."""
+    location = response.headers.get("Location", "")
+    return response.status_code == 404 or (response.status_code == 302
+                                           and location.startswith("/login?next=/"))

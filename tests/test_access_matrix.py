@@ -1,7 +1,8 @@
 """IDOR: every route of the app, walked as each role of two tenants, answers as the policy says.
 
 Tenant demo has the owner (a customer), another customer, a guest, staff and an admin; tenant
-shop2 has its own customer, staff and admin. Refusals must be 404 (an id says nothing), and nothing is a 500.
+shop2 has its own customer, staff and admin. Refusals must be 404 (an id says nothing), and nothing is a 500;
+a guest asking for a page is sent to sign in with `next=` back instead (for any id alike).
 """
 import shutil
 
@@ -130,6 +131,9 @@ def test_every_route_answers_each_role_as_the_policy_says(world):
             assert response.status_code < 500, (endpoint, actor, response.status_code)
             if actor in allowed:
                 assert response.status_code != 404, (endpoint, method, actor)
+            elif actor == "guest" and response.status_code == 302:
+                assert method == "GET" and response.headers["Location"].startswith(
+                    "/login?next="), (endpoint, actor, response.headers["Location"])
             else:
                 assert response.status_code == 404, (endpoint, method, actor, response.status_code)
             checked += 1

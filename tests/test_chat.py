@@ -9,6 +9,7 @@ from webapp.models import Conversation, Turn, User
 from webapp.shop.models import Order
 from webapp.storage import list_conversations
 
+from .accounts_support import refused
 from .support import ask, guest_user, sse_events, use_provider, wait_for_replies
 from .fakes.scripted_model import ScriptedModel
 
@@ -126,7 +127,7 @@ def test_someone_elses_conversation_is_404(guest, sam, method, path):
     _, conversation, _ = ask(sam, "Where is my order #1042?")
     response = getattr(guest, method)(path.format(id=conversation.id),
                                       data={"message": "hi"}, headers={"HX-Prompt": "mine"})
-    assert response.status_code == 404
+    assert refused(response)
     assert db.session.get(Conversation, conversation.id).title == "Where is my order #1042"
     assert count(Turn) == 1
 
@@ -134,7 +135,7 @@ def test_someone_elses_conversation_is_404(guest, sam, method, path):
 @pytest.mark.parametrize("method, path", FOREIGN_ROUTES)
 def test_unknown_conversation_is_404(guest, method, path):
     response = getattr(guest, method)(path.format(id="0" * 32), data={"message": "hi"})
-    assert response.status_code == 404
+    assert refused(response)
 
 
 @pytest.mark.parametrize("path", ["/c/{id}/turns/7/stream", "/c/{id}/turns/7/stop"])

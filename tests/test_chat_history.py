@@ -9,6 +9,7 @@ from webapp.extensions import db
 from webapp.models import Conversation
 from webapp.storage import create_conversation, start_turn
 
+from .accounts_support import make_account, sign_in
 from .support import ask, guest_user, sse_events
 from .fakes.history import fill_conversation
 from .test_chat import start
@@ -89,8 +90,10 @@ def test_a_tab_that_missed_turns_reloads_the_conversation_when_it_sends(app, gue
 
 @pytest.mark.parametrize("path, heading", [("/c/" + "0" * 32, "This conversation isn't here"),
                                            ("/no-such-page", "This page doesn't exist")])
-def test_a_missing_page_says_so_and_leads_back(guest, path, heading):
-    response = guest.get(path)
+def test_a_missing_page_says_so_and_leads_back(client, path, heading):
+    make_account("pat@example.com")
+    sign_in(client, "pat@example.com")  # a guest is asked to sign in: tests/test_sign_in_offers.py
+    response = client.get(path)
     assert response.status_code == 404 and heading in response.text
     assert '<a class="button button--primary" href="/">Back to your conversations</a>' in response.text
 

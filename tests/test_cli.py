@@ -63,4 +63,4 @@ def test_purge_rejects_a_malformed_age(runner):
 def test_trace_says_when_long_term_memories_are_loaded(runner):
     runner.invoke(args=["ask", "Remember that I prefer email over phone."])
     result = runner.invoke(args=["ask", "Hello", "--trace"])
-    assert "long-term memories" in result.output
+    assert "1 long-term memory" in result.output  # not "1 long-term memories"

@@ -7,7 +7,7 @@ from webapp.storage import get_turn
 from webapp.transfer import export_conversation
 from webapp.transfer.formats import import_conversation
 
-from .accounts_support import make_account, sign_in
+from .accounts_support import make_account, refused, sign_in
 from .support import ask, guest_user
 from .viewer_support import refund_conversation
 
@@ -95,7 +95,7 @@ def test_staff_see_the_tenants_feedback_and_nobody_elses(app, guest, conversatio
     rival = app.test_client()
     sign_in(rival, "rival@example.com")
     assert "Wrong window" not in rival.get("/staff/feedback").text
-    assert guest.get("/staff/feedback").status_code == 404
+    assert refused(guest.get("/staff/feedback"))
 
 
 def test_feedback_travels_in_the_json_export_and_back(guest, conversation):

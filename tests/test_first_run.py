@@ -12,6 +12,7 @@ from webapp.models import Conversation
 
 from .accounts_support import fresh_request_globals, sign_in
 from .support import app_on, ask
+from .test_sign_in_links import redeem
 
 SIX_FATES = {"FULL", "COMPACTED", "SUMMARIZED", "DROPPED", "PINNED", "EXCLUDED"}
 
@@ -93,3 +94,33 @@ def test_the_seeded_conversation_imports_again_from_its_export(fresh_app, first_
     result = runner.invoke(args=["import", str(path)])
     assert result.exit_code == 0, result.output
     assert '"fold_after_turns": 8' in path.read_text()
+
+
+def printed_viewer(first_run) -> str:
+    return re.search(r"http://127\.0\.0\.1:5000(/c/[0-9a-f]{32}/viewer) \(sign in", first_run).group(1)
+
+
+def test_the_printed_viewer_address_asks_a_signed_out_visitor_to_sign_in_and_comes_back(
+        fresh_app, first_run):
+    viewer = printed_viewer(first_run)
+    password = re.search(r"alex@example\.com, password: (\S+)", first_run).group(1)
+    client = fresh_app.test_client()
+    offer = client.get(viewer)
+    assert offer.status_code == 302 and offer.headers["Location"] == f"/login?next={viewer}"
+    fresh_request_globals()
+    back = sign_in(client, "alex@example.com", password, next=viewer)
+    assert back.status_code == 303 and back.headers["Location"] == viewer
+    assert 'data-fate="DROPPED"' in client.get(viewer).text
+
+
+def test_init_db_demo_prints_a_one_time_sign_in_link_that_opens_the_viewer(fresh_app, first_run):
+    link = re.search(r"Open it signed in as alex@example\.com in one click: "
+                     r"http://127\.0\.0\.1:5000(/signin/\S+) \(works once, for 10 minutes\)\.",
+                     first_run).group(1)
+    client = fresh_app.test_client()
+    opened = redeem(client, link)
+    assert opened.status_code == 303 and opened.headers["Location"] == printed_viewer(first_run)
+    fresh_request_globals()
+    assert 'data-fate="DROPPED"' in client.get(opened.headers["Location"]).text
+    fresh_request_globals()
+    assert redeem(fresh_app.test_client(), link).status_code == 410  # once only

@@ -93,11 +93,11 @@ def test_distil_inactive_and_search_commands(runner, app):
     first = run(runner, "ask", "I always pay by card.")
     conversation = re.search(r"conversation: (\w+)", first).group(1)
     swept = run(runner, "distil-inactive", "--minutes", "0")
-    assert f"{conversation}: wrote 1 memory(ies)" in swept
-    assert "0 conversation(s) swept" in run(runner, "distil-inactive", "--minutes", "0")
+    assert f"{conversation}: wrote 1 memory" in swept
+    assert "0 conversations swept" in run(runner, "distil-inactive", "--minutes", "0")
     found = run(runner, "search", "pay card")
     assert f"{conversation}#turn-1" in found and "pay by card" in found
-    assert "0 result(s)" in run(runner, "search", "pay card", "--user", "sam@example.com")
+    assert "0 results" in run(runner, "search", "pay card", "--user", "sam@example.com")
 
 
 def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
@@ -107,8 +107,8 @@ def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
     refused = runner.invoke(args=["memories", "embed"])
     assert refused.exit_code != 0 and "NIMBUS_MEMORY_SEARCH" in refused.output
     app.config["NIMBUS_MEMORY_SEARCH"] = True
-    assert "Embedded 1 memory(ies) and 1 turn(s)" in run(runner, "memories", "embed")
-    assert "Embedded 0 memory(ies) and 0 turn(s)" in run(runner, "memories", "embed")
+    assert "Embedded 1 memory and 1 turn " in run(runner, "memories", "embed")
+    assert "Embedded 0 memories and 0 turns" in run(runner, "memories", "embed")
 
 
 def test_embed_runs_in_batches_with_a_progress_bar(runner, app, alex, monkeypatch):
@@ -121,7 +121,7 @@ def test_embed_runs_in_batches_with_a_progress_bar(runner, app, alex, monkeypatc
     monkeypatch.setattr(MiniLMEmbedder, "embed",
                         lambda self, texts: batches.append(len(texts)) or original(self, texts))
     output = run(runner, "memories", "embed", "--batch", "2")
-    assert "Embedding" in output and "Embedded 0 memory(ies) and 5 turn(s)" in output
+    assert "Embedding" in output and "Embedded 0 memories and 5 turns" in output
     assert batches == [2, 2, 1]
 
 

@@ -54,7 +54,7 @@ def test_a_call_that_never_finished_leaves_its_turns_for_the_next_run(app, alex)
     outcome = distil_conversation(conversation.id, provider=ScriptedModel(ProviderError("down")))
     assert outcome.startswith("not read") and checkpoint(conversation)[0] == -1
     assert contents(alex) == []
-    assert distil_conversation(conversation.id) == "wrote 1 memory(ies)"  # read again, this time
+    assert distil_conversation(conversation.id) == "wrote 1 memory"  # read again, this time
     assert contents(alex) == ["Prefers email over phone."]
 
 
@@ -121,13 +121,13 @@ def test_compression_distils_once_turns_leave_the_window(app, alex):
 def test_the_sweep_takes_inactive_conversations_with_a_floor_of_one(app, alex):
     conversation = chat(alex, "I prefer email over phone.")
     assert distil_conversation(conversation.id, app.config["NIMBUS_MEMORY_MIN_MESSAGES"]) == \
-        "waiting: 2 new message(s), 4 needed"  # too little for the compression path
+        "waiting: 2 new messages, 4 needed"  # too little for the compression path
     assert inactive_conversations(app.config) == []
     conversation.updated_at = utcnow() - timedelta(minutes=31)
     db.session.commit()
     assert inactive_conversations(app.config) == [conversation.id]
     done = sweep(app.config, run=distil_conversation)
-    assert done == [(conversation.id, "wrote 1 memory(ies)")]
+    assert done == [(conversation.id, "wrote 1 memory")]
     assert inactive_conversations(app.config) == []
 
 

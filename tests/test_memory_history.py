@@ -74,7 +74,7 @@ def test_a_supersession_shows_in_the_panel_with_its_source_message(app, guest):
 
 def test_the_tool_copy_the_distiller_merges_is_kept_as_history(app, alex):
     _, conversation, _ = ask(alex, "Remember that we always pay by invoice.")
-    assert distil_conversation(conversation.id) == "wrote 1 memory(ies), merged 1"
+    assert distil_conversation(conversation.id) == "wrote 1 memory, merged 1"
     assert contents(alex) == ["We always pay by invoice."]
     assert [(r.action, r.changed_by) for r in revisions()] == [("merged", "distiller")]
 

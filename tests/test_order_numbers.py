@@ -49,6 +49,6 @@ def test_the_offline_summary_makes_no_topic_of_a_year():
 @pytest.mark.parametrize("form", FORMS)
 def test_the_distiller_files_a_preference_under_the_order(app, alex, form):
     _, conversation, _ = ask(alex, f"I prefer to collect {form} myself.")
-    assert distil_conversation(conversation.id) == "wrote 1 memory(ies)"
+    assert distil_conversation(conversation.id) == "wrote 1 memory"
     memory, = newest(SessionScope.for_user(alex), 5)
     assert memory.memorable_type == "order" and "collect" in memory.content

@@ -10,7 +10,7 @@ from werkzeug.test import encode_multipart
 from webapp.extensions import db
 from webapp.models import AuditEntry, Conversation
 
-from .accounts_support import make_account, sign_in
+from .accounts_support import make_account, refused, sign_in
 from .support import ask, guest_user
 
 DATA = Path(__file__).parent / "data"
@@ -49,7 +49,7 @@ def test_markdown_export_downloads_with_the_tool_steps_folded(guest, conversatio
     text = response.text
     assert text.startswith("# Refund for order #1043")  # the title made from the first question
     assert "### Customer" in text and "### Nimbus" in text
-    assert "<details><summary>1 tool call(s)</summary>" in text and "check_refund_eligibility" in text
+    assert "<details><summary>1 tool call</summary>" in text and "check_refund_eligibility" in text
 
 
 def test_the_shops_assistant_name_heads_its_answers_in_markdown(guest, conversation):
@@ -71,7 +71,7 @@ def test_openai_and_nimbus_exports_download_as_json(guest, conversation):
 def test_a_foreign_conversation_cannot_be_exported(guest, sam, fmt):
     _, foreign, _ = ask(sam, "My secret order is 1042")
     response = guest.get(f"/c/{foreign.id}/export/{fmt}")
-    assert response.status_code == 404 and "1042" not in response.text
+    assert refused(response) and "1042" not in response.text
 
 
 def test_a_customer_imports_a_chatgpt_export_into_their_own_account(guest):

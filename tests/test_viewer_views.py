@@ -7,6 +7,7 @@ from webapp.cli import message_lines
 from webapp.extensions import db
 from webapp.storage import create_conversation
 
+from .accounts_support import make_account, sign_in
 from .support import guest_user
 from .viewer_support import DROPPING_BUDGET, refund_conversation, summarized_conversation
 
@@ -25,6 +26,8 @@ def fates(html: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("path", ["/c/{}/viewer", "/c/{}/viewer.json"])
 def test_only_the_owner_may_open_the_viewer(app, client, sam, path):
     foreign = refund_conversation(sam).id
+    make_account("other@example.com")
+    sign_in(client, "other@example.com")  # a guest is asked to sign in: tests/test_sign_in_offers.py
     assert client.get(path.format(foreign)).status_code == 404
     assert client.get(path.format("0" * 32)).status_code == 404
 

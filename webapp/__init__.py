@@ -42,11 +42,12 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import security
     security.init_app(app)  # bounded ids, no NUL, UTF-8; before the blueprints add their routes
 
-    from . import jobs, local_time, access, tracing
+    from . import jobs, local_time, access, plurals, tracing
     tracing.init_app(app)  # builds an exporter only when OTEL_EXPORTER_OTLP_ENDPOINT is set
     from .accounts import sign_in
     jobs.init_app(app)  # the queue, from this config: the worker builds its app here too
     local_time.init_app(app)
+    plurals.init_app(app)  # the `plural` filter: "1 turn", "2 turns"
     sign_in.init_app(app)
     access.init_app(app)
 

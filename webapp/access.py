@@ -3,11 +3,14 @@
 Roles live per tenant. A customer (a guest too) reaches only their own conversations. Staff reach
 every conversation of their own tenant, read-only, and each opening of a customer's conversation
 is audited. Admins may also apply context settings, change the tenant's settings and shared
-memories, and read the audit log. A refusal is a 404, so an id never tells whether it exists.
+memories, and read the audit log. A refusal is a 404, so an id never tells whether it exists;
+to a visitor who is not signed in (a guest) it is a `SignInWanted` 404, which the pages answer with
+the sign-in form and `next=` back, whether the id exists or not.
 """
 from functools import wraps
 
 from flask import abort, g
+from werkzeug.exceptions import NotFound
 
 from .extensions import db
 from .models import Conversation
@@ -15,6 +18,22 @@ from .models import Conversation
 OWN = "own"  # chat with it, rename, delete: the owner only
 READ = "read"  # the viewer, the console's read-only page, what-if previews
 APPLY = "apply"  # make previewed context settings the conversation's own
+
+
+class SignInWanted(NotFound):
+    """A refusal that signing in might lift: the visitor has no account signed in."""
+
+
+def signed_in(user) -> bool:
+    return user is not None and not user.is_guest
+
+
+def refuse(user, conversation=None):
+    """404 for a signed-in account or a guest's own row; a sign-in offer for anyone else."""
+    if signed_in(user) or (user is not None and conversation is not None
+                           and conversation.user_id == user.id):
+        abort(404)
+    raise SignInWanted()
 
 
 def may(user, action: str, conversation) -> bool:
@@ -33,7 +52,7 @@ def get_conversation_or_404(conversation_id, action: str = READ, user=None) -> C
     user = user if user is not None else g.get("user")
     conversation = db.session.get(Conversation, str(conversation_id)[:64])
     if not may(user, action, conversation):
-        abort(404)
+        refuse(user, conversation)
     if conversation.user_id != user.id:
         from .audit import record
         record(user, "opened conversation", conversation=conversation)
@@ -49,11 +68,11 @@ def is_admin(user) -> bool:
 
 
 def staff_required(view):
-    """Staff and admins only; anybody else sees the page as missing."""
+    """Staff and admins only; a signed-in customer sees the page as missing, a guest the sign-in."""
     @wraps(view)
     def guarded(*args, **kwargs):
         if not is_staff(g.get("user")):
-            abort(404)
+            refuse(g.get("user"))
         return view(*args, **kwargs)
     return guarded
 
@@ -62,7 +81,7 @@ def admin_required(view):
     @wraps(view)
     def guarded(*args, **kwargs):
         if not is_admin(g.get("user")):
-            abort(404)
+            refuse(g.get("user"))
         return view(*args, **kwargs)
     return guarded
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 import click
 from flask import current_app
 
+from .plurals import plural
 from .cli_helpers import add_command, owned, resolve_user, user_option
 from .extensions import db
 from .transfer.formats import FORMATS
@@ -82,6 +83,18 @@ def seed_demo_conversation() -> None:
                f"{base}/c/{conversation.id}/viewer (sign in as {user.email}). In its viewer:")
     for line in tour(conversation, build_report(conversation, current_app.config, size=1).runs):
         click.echo(line)
+    print_viewer_link(conversation, user)
+
+
+def print_viewer_link(conversation, user) -> None:
+    """A one-time sign-in link that opens the demo's viewer; a new one on each run, since the
+    last one may be spent or expired."""
+    from .accounts.sign_in_links import create_link
+    config = current_app.config
+    link = create_link(user, f"/c/{conversation.id}/viewer", config)
+    if link is not None:
+        click.echo(f"Open it signed in as {user.email} in one click: {link} (works once, for "
+                   f"{config['NIMBUS_SIGN_IN_LINK_MINUTES']} minutes).")
 
 
 def answer(conversation, question: str, echo_trace: bool) -> str:
@@ -242,12 +255,12 @@ def purge(older_than, dry_run, yes):
     guests = db.session.scalar(select(func.count()).select_from(User).where(
         *idle_guests(days, purgeable(days, undo))))
     turns = sum(row.turns for row in found)
-    click.echo(f"To delete: {len(found)} conversation(s) with {turns} turn(s), and {guests} "
-               f"idle guest(s).")
+    click.echo(f"To delete: {plural(len(found), 'conversation')} with {plural(turns, 'turn')}, "
+               f"and {plural(guests, 'idle guest')}.")
     for row in found[:PURGE_LISTED]:
         state = " (deleted by its owner)" if row.deleted_at else ""
         click.echo(f"  {row.id}  last message {row.last_message_at:%Y-%m-%d}  {row.turns:>5} "
-                   f"turn(s)  {row.email}  {row.title[:40]}{state}")
+                   f"{'turn ' if row.turns == 1 else 'turns'}  {row.email}  {row.title[:40]}{state}")
     if len(found) > PURGE_LISTED:
         click.echo(f"  … and {len(found) - PURGE_LISTED} more")
     if dry_run:
@@ -259,8 +272,8 @@ def purge(older_than, dry_run, yes):
     if not yes and not click.confirm("Delete them for good?", default=False):
         click.echo("Nothing deleted.")
         return
-    click.echo(f"Deleted {purge_older_than(days, undo)} conversation(s) and "
-               f"{purge_idle_guests(days)} idle guest(s).")
+    click.echo(f"Deleted {plural(purge_older_than(days, undo), 'conversation')} and "
+               f"{plural(purge_idle_guests(days), 'idle guest')}.")
     from .memories.keyword_index import forget_deleted_words
     forget_deleted_words()
 

@@ -105,7 +105,7 @@ def test_a_crashed_server_is_said_and_the_stored_words_come_back(
         # The words checkpointed before the crash (the first one always, the rest at each
         # heartbeat) are what the page shows now: none is lost, none is made up.
         assert kept and kept == shown.split()[:len(kept)]
-        expect(page.locator("#turn-1-answer .tag")).to_have_text("Stopped")
+        expect(page.locator("#turn-1-answer .tag")).to_have_text("Interrupted — recovered")
 
         page.reload()  # the page as stored reads the same
         expect(page.locator("#turn-1-answer .markdown")).to_have_text(stored.strip())

@@ -5,6 +5,7 @@ import click
 from flask import current_app
 from sqlalchemy import select
 
+from ..plurals import plural
 from ..cli_helpers import add_command
 from ..extensions import db
 from ..models import ROLES, Tenant, User
@@ -121,8 +122,8 @@ def delete_user(email):
     if user is None:
         raise click.ClickException(f"no account {email}")
     counts = delete_user_data(user, "an operator, from the command line")
-    click.echo(f"Deleted {email}: {counts['conversations']} conversation(s), {counts['turns']} "
-               f"turn(s), {counts['memories']} memories.")
+    click.echo(f"Deleted {email}: {plural(counts['conversations'], 'conversation')}, "
+               f"{plural(counts['turns'], 'turn')}, {plural(counts['memories'], 'memory')}.")
 
 
 def ensure_demo_team(config) -> list[str]:

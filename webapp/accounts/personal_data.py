@@ -13,6 +13,7 @@ import hmac
 from flask import current_app
 from sqlalchemy import and_, delete, func, or_, select, update
 
+from ..plurals import plural
 from ..extensions import db
 from ..memories.models import Memory, MemoryRevision
 from ..memories.revisions import memory_records
@@ -119,9 +120,9 @@ def delete_user_data(user: User, requested_by: str) -> dict:
                        .execution_options(synchronize_session=False))
     db.session.execute(delete(User).where(User.id == user.id))  # orders, tickets, choices cascade
     record(None, "deleted customer data", tenant_id=tenant_id, commit=False,
-           detail=(f"requested by {requested_by}; {counts['conversations']} conversation(s), "
-                   f"{counts['turns']} turn(s), {counts['memories']} memories, "
-                   f"{counts['redacted_texts']} prompt text(s) of others blanked; "
+           detail=(f"requested by {requested_by}; {plural(counts['conversations'], 'conversation')}, "
+                   f"{plural(counts['turns'], 'turn')}, {plural(counts['memories'], 'memory')}, "
+                   f"{plural(counts['redacted_texts'], 'prompt text')} of others blanked; "
                    f"email digest {digest}"))
     db.session.commit()
     from ..memories.keyword_index import forget_deleted_words

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from flask import current_app
 
+from ..plurals import plural
 from ..llm.base import ContextTooLong, ProviderCancelled, ProviderError, Reply
 from ..llm.profile import learn_window, profile_for
 from ..llm.messages import (assistant_message, close_open_tool_calls, notice_message,
@@ -61,7 +62,7 @@ def loaded_sections(plan) -> dict:
 def describe_sections(loaded: dict) -> str:
     parts = []
     if loaded["long_term_memories"]:
-        parts.append(f"{loaded['long_term_memories']} long-term memories")
+        parts.append(plural(loaded["long_term_memories"], "long-term memory"))
     if loaded["summary_through_turn"]:
         parts.append(f"summary of turns 1–{loaded['summary_through_turn']}")
     return "; " + ", ".join(parts) if parts else ""

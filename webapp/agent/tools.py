@@ -3,6 +3,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..plurals import plural
 from ..hooks import TOOLS as REGISTRY  # filled by the packages that own tools (register_tools)
 
 
@@ -64,7 +65,7 @@ def run_tool(name: str, context: ToolContext, arguments: dict) -> dict:
         return {"error": "The arguments were not valid JSON."}
     missing = [k for k in tool_.parameters["required"] if k not in arguments]
     if missing:
-        return {"error": f"Missing argument(s): {', '.join(missing)}"}
+        return {"error": f"Missing {plural(len(missing), 'argument')}: {', '.join(missing)}"}
     try:
         return tool_.run(context, arguments)
     except (TypeError, ValueError) as error:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from flask import abort, current_app, g, render_template
 from sqlalchemy import select
 
+from ..plurals import plural
 from ..audit import record
 from ..extensions import db
 from ..models import ShareLink, utcnow
@@ -43,7 +44,7 @@ def share_conversation(conversation_id):
                              expires_at=utcnow() + timedelta(days=days),
                              include_shared_memories=False))
     record(g.user, "created share link", conversation=conversation,
-           detail=f"{days} day(s), by its owner")
+           detail=f"{plural(days, 'day')}, by its owner")
     return panel(conversation, focus=True)
 
 

@@ -2,6 +2,8 @@
 import json
 from dataclasses import dataclass
 
+from ..plurals import plural
+
 # Tool name: (while it runs, once it is done), filled from the call's arguments and its result.
 LABELS = {
     "check_refund_eligibility": ("Checking order #{order_id}", "Checked order #{order_id}"),
@@ -63,7 +65,7 @@ class ToolStep:
             return str(result["reason"])
         if isinstance(result.get("results"), list):
             found = len(result["results"])
-            return f"{found} result{'s' if found != 1 else ''}"
+            return plural(found, "result")
         if "status" in result:
             return f"Status: {result['status']}"
         return ""

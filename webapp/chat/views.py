@@ -15,6 +15,7 @@ from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
 from ..security.validation import length_problem
 from ..context.request import window_problem
 from ..runs.heartbeat import close_if_abandoned, run_for
+from .provider_state import last_failure
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
 from ..titles import short_title
@@ -53,7 +54,8 @@ def shown_profile(app):
 def chat_context():
     return {"offline_model": lambda: is_offline(current_app),
             "provider_profile": lambda: shown_profile(current_app),
-            "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name}
+            "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name,
+            "was_recovered": turn_runs.was_recovered, "provider_failure": last_failure}
 
 
 def assistant_name() -> str:
@@ -171,7 +173,12 @@ def refuse_without_csrf(error):
 
 @bp.app_errorhandler(404)
 def show_not_found(error):
-    """A page that says what is missing and leads back, instead of the framework's bare one."""
+    """A page that says what is missing and leads back, instead of the framework's bare one; a
+    page that signing in may open leads to the sign-in form and back."""
+    if (isinstance(error, access.SignInWanted) and request.method == "GET" and not wants_json()
+            and (not htmx or htmx.history_restore_request)):
+        from ..accounts.sign_in import ask_to_sign_in
+        return ask_to_sign_in()
     if wants_json():  # viewer.json, a stream: a JSON answer for the script that asked
         return {"error": "Not found: no such conversation, turn or page here."}, 404
     if htmx:  # static/js/chat.js says so where the user looks

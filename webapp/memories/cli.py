@@ -11,6 +11,7 @@ from flask import current_app
 from flask.cli import AppGroup
 from sqlalchemy import or_, select
 
+from ..plurals import plural
 from ..cli_helpers import add_command, resolve_user, user_option
 from ..extensions import db
 from ..models import Tenant, Turn, utcnow
@@ -98,7 +99,7 @@ def search(query, email):
     """Search this person's memories (hybrid with NIMBUS_MEMORY_SEARCH on)."""
     found, mode = search_memories(SessionScope.for_user(resolve_user(email)), query,
                                   current_app.config, limit=10)
-    click.echo(f"{len(found)} result(s), ranked by {mode}:")
+    click.echo(f"{plural(len(found), 'result')}, ranked by {mode}:")
     for memory, why in found:
         click.echo(line(memory, why))
 
@@ -149,7 +150,8 @@ def embed_missing(batch):
         for read, embedded in embed_turns_in_batches(turn_ids, config, batch):
             turns_done += embedded
             bar.update(read)
-    click.echo(f"Embedded {memories_done} memory(ies) and {turns_done} turn(s) with {embedder.name}.")
+    click.echo(f"Embedded {plural(memories_done, 'memory')} and {plural(turns_done, 'turn')} "
+               f"with {embedder.name}.")
 
 
 @memories.command("history")
@@ -186,7 +188,8 @@ def report(days, tenant_slug):
     if tenant is None:
         raise click.ClickException(f"no shop {tenant_slug!r}")
     lines = consolidation_report(tenant.id, utcnow() - timedelta(days=days))
-    click.echo(f"{tenant.name}, the last {days} day(s): {len(lines)} scope(s) changed.")
+    click.echo(f"{tenant.name}, the last {plural(days, 'day')}: {plural(len(lines), 'scope')} "
+               "changed.")
     for entry in lines:
         click.echo(f"{entry.scope}: " + ", ".join(f"{entry.counts[c]} {c}" for c in COLUMNS))
         for row in entry.changes:
@@ -205,7 +208,7 @@ def distil_inactive(minutes):
     done = sweep(config, run=distil_conversation)
     for conversation_id, outcome in done:
         click.echo(f"{conversation_id}: {outcome}")
-    click.echo(f"{len(done)} conversation(s) swept.")
+    click.echo(f"{plural(len(done), 'conversation')} swept.")
 
 
 @click.command("search")
@@ -214,7 +217,7 @@ def distil_inactive(minutes):
 def search_history(query, email):
     """Search this person's own past conversations."""
     results, mode = search_turns(resolve_user(email), query, current_app.config, limit=10)
-    click.echo(f"{len(results)} result(s), ranked by {mode}:")
+    click.echo(f"{plural(len(results), 'result')}, ranked by {mode}:")
     for r in results:
         click.echo(f"{r['conversation_id']}#turn-{r['turn'] + 1}  {r['content']}  ({r['why']})")
 

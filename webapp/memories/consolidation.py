@@ -7,6 +7,7 @@ import logging
 
 from sqlalchemy import delete, select
 
+from ..plurals import plural
 from ..extensions import db
 from .models import Memory, MemoryRevision
 from .phrasing import fact_key
@@ -117,8 +118,8 @@ def write_memories(items, conversation, scope, turns, config, known=()) -> dict[
 
 
 def describe_pass(counts: dict[str, int]) -> str:
-    """The checkpoint's outcome: 'wrote 1 memory(ies)', ', superseded 1' and so on."""
+    """The checkpoint's outcome: 'wrote 1 memory', ', superseded 1' and so on."""
     parts = [f"{key} {counts[key]}" for key in ("superseded", "merged", "skipped") if counts[key]]
     if counts["wrote"]:
-        return ", ".join([f"wrote {counts['wrote']} memory(ies)", *parts])
+        return ", ".join([f"wrote {plural(counts['wrote'], 'memory')}", *parts])
     return ", ".join(parts) if counts["superseded"] or counts["merged"] else "nothing found"

@@ -18,6 +18,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from ..context.summary.fold import Said
+from ..plurals import plural
 from ..extensions import db
 from ..llm import provider_for
 from ..llm.base import ContextTooLong, ProviderError, Reply
@@ -155,7 +156,7 @@ def distil_window(conversation_id: str, min_messages: int, config, provider=None
         Turn.conversation_id == conversation_id, Turn.seq > checkpoint.distilled_through_seq,
         Turn.outcome != "pending").order_by(Turn.seq).limit(config["NIMBUS_MEMORY_MAX_WINDOW_TURNS"])))
     if not turns or 2 * len(turns) < max(min_messages, 1):
-        return f"waiting: {2 * len(turns)} new message(s), {max(min_messages, 1)} needed"
+        return f"waiting: {plural(2 * len(turns), 'new message')}, {max(min_messages, 1)} needed"
     if (backing_off := waiting_out(checkpoint)) is not None:
         return backing_off
     through = turns[-1].seq

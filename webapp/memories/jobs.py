@@ -9,6 +9,7 @@ from flask import current_app
 from huey import crontab
 from sqlalchemy import func, select
 
+from ..plurals import plural
 from ..extensions import db
 from ..jobs import app_context, enqueue, huey, job
 from ..models import Conversation, Turn, utcnow
@@ -49,7 +50,8 @@ def embed_conversation_job(conversation_id: str) -> int:
     if memories:  # an import brings the memories the conversation gave (transfer/memories.py)
         set_vectors(list(memories), current_app.config)
         db.session.commit()
-    log.info("embedded %d turn(s) and %d memories of %s", done, len(memories), conversation_id)
+    log.info("embedded %s and %s of %s", plural(done, "turn"), plural(len(memories), "memory"),
+             conversation_id)
     return done
 
 
@@ -98,7 +100,7 @@ def sweep(config, run=None) -> list[tuple[str, str]]:
 def distil_inactive_sweep() -> None:
     with app_context():
         if current_app.config["NIMBUS_MEMORY_SWEEP"]:
-            log.info("memory sweep: %d conversation(s) queued", len(sweep(current_app.config)))
+            log.info("memory sweep: %s queued", plural(len(sweep(current_app.config)), "conversation"))
 
 
 JOBS = (distil_job, embed_turn_job, embed_conversation_job, distil_inactive_sweep)

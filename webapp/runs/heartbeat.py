@@ -21,10 +21,9 @@ from ..local_time import named_zone
 from ..llm.messages import assistant_message, final_answer, user_message
 from ..models import StopRequest, Turn, utcnow
 from .admission import RUNS_LOCK, is_busy, runs_of
-from .turn_runs import TurnRun, close_turn, start_run
+from .turn_runs import GAVE_UP, TurnRun, close_turn, start_run
 STOPPED_WAITING = "stopped while waiting on the model"
 STUCK_AFTER = 1.0  # seconds a stopped run may take to notice before the heartbeat saves for it
-GAVE_UP = "closed: taking over this reply failed every time"
 MAX_FAILED_TAKEOVERS = 2  # then the turn is closed with its words, never retried forever
 TAKE_OVER_BATCH = 20  # stale turns started per beat; the next beat takes the rest
 log = logging.getLogger(__name__)

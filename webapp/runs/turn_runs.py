@@ -25,6 +25,7 @@ from ..storage import finish_turn
 from .admission import RUNS_LOCK, runs_of, slots_of
 
 TAKEN_OVER = "taken over: the worker writing this reply stopped"
+GAVE_UP = "closed: taking over this reply failed every time"
 
 LOCK_POLL_SECONDS = 1.0  # how often a run waiting on another worker's run looks again
 log = logging.getLogger(__name__)
@@ -198,6 +199,13 @@ def close_turn(turn: Turn, messages: list[dict], why: str = TAKEN_OVER) -> None:
         messages = messages + [assistant_message(FALLBACK_INTERRUPTED)]
     trace = list(turn.trace or []) + [{"kind": "error", "step": 0, "line": why}]
     finish_turn(turn, messages, "interrupted", trace, {}, turn.context_tokens, turn.resend_tokens)
+
+
+def was_recovered(turn: Turn) -> bool:
+    """Whether an interrupted turn was closed for a run that died (nobody pressed Stop)."""
+    return turn.outcome == "interrupted" and any(
+        step.get("kind") == "error" and step.get("line") in (TAKEN_OVER, GAVE_UP)
+        for step in turn.trace or [])
 
 
 def request_stop(turn: Turn) -> None:

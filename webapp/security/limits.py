@@ -11,6 +11,7 @@ from flask import current_app, g, request
 from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
+from ..plurals import plural
 from .counters import counters
 from .refusals import refusal, wants_json
 
@@ -61,7 +62,7 @@ def kind_of(endpoint: str | None) -> str:
 
 def too_fast(kind: str, wait: int):
     """429 with what to do, where the visitor looks (JSON for JSON clients), and when to retry."""
-    message = MESSAGES[kind].replace("a moment", f"{wait} second{'s' if wait != 1 else ''}")
+    message = MESSAGES[kind].replace("a moment", plural(wait, "second"))
     headers = {"Retry-After": str(wait)}
     if wants_json():
         return {"error": message}, 429, headers

@@ -10,6 +10,7 @@ from flask import Blueprint, abort, current_app, g, redirect, render_template, r
 from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy import select
 
+from ..plurals import plural
 from ..extensions import db
 from ..models import Conversation, ShareLink, utcnow
 from ..access import READ, get_conversation_or_404, staff_required
@@ -72,7 +73,7 @@ def create(conversation_id):
                      expires_at=utcnow() + timedelta(days=int(days)),
                      include_shared_memories=request.form.get("shared_memories") == "1")
     db.session.add(link)
-    record(g.user, "created share link", conversation=conversation, detail=f"{days} day(s)")
+    record(g.user, "created share link", conversation=conversation, detail=plural(int(days), "day"))
     return redirect(url_for("staff.show_console", _anchor="share-links"), 303)
 
 

@@ -3,6 +3,7 @@ import json
 
 from sqlalchemy import select
 
+from ..plurals import plural
 from ..extensions import db
 from ..llm.messages import final_answer
 from ..context.summary.models import ConversationSummary
@@ -102,7 +103,7 @@ def export_markdown(conversation: Conversation) -> str:
             lines += [f"### {name}", ""]
         if steps:
             calls = sum(len(m.get("tool_calls") or []) for m in turn.messages)
-            lines += [f"<details><summary>{calls} tool call(s)</summary>", "", *steps, "",
+            lines += [f"<details><summary>{plural(calls, 'tool call')}</summary>", "", *steps, "",
                       "</details>", ""]
         if answer:
             lines += [answer, ""]
