@@ -41,6 +41,7 @@ DEFAULTS = {
     "NIMBUS_IMPORT_MAX_BYTES": 64_000_000,  # one browser upload at /import (a ChatGPT export is tens of MB)
     "OTEL_EXPORTER_OTLP_ENDPOINT": None,  # e.g. http://localhost:4318 (Jaeger, Langfuse, Phoenix)
     "NIMBUS_OTEL_CAPTURE_CONTENT": False,  # also put the messages' text on the spans
+    "NIMBUS_LOG_LEVEL": "INFO",  # Nimbus's own log lines (webapp.*) from this level, timestamped
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
     "NIMBUS_PUBLIC_URL": "http://127.0.0.1:5000",  # where the commands' printed links point

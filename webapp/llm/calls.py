@@ -13,12 +13,14 @@ single-slot local server then stops generating for nobody). Stop ends the call t
 """
 import heapq
 import itertools
+import logging
 import socket
 import threading
 import time
 from contextlib import contextmanager
 from typing import Callable
 
+log = logging.getLogger(__name__)
 OVERRUN = 1.5  # a server past max_tokens is cut once this many times max_tokens take at its pace
 
 
@@ -245,6 +247,8 @@ def slot_for(provider, purpose: str):
                               lambda: provider.give_up_slot(thread), provider.timeout)
     except TimeoutError as error:
         from .base import ProviderError
+        log.warning("provider %s: a %s call refused: %s within %.0f s", provider.name, purpose,
+                    error, provider.timeout)
         raise ProviderError(f"{error} within {provider.timeout:.0f} s") from None
     try:
         yield
