@@ -20,10 +20,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.update(settings.from_environment(settings.DEFAULTS))
     else:
         app.config.update(test_config)
-    from . import logs
-    logs.init_app(app)  # first, so that everything below may say what it does
     app.config["SQLALCHEMY_DATABASE_URI"] = settings.database_uri(app)
     app.config["SECRET_KEY"] = settings.secret_key(app)
+    from . import logs
+    logs.init_app(app)  # before the subsystems, so that each may say what it does
 
     from .database import init_app as init_database
     init_database(app)
