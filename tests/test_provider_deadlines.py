@@ -2,6 +2,7 @@
 being long; silence before the first token or between chunks ends a call; a reply that a
 deadline ends after its first words is stored cut off with them. Settings scaled to seconds."""
 import logging
+import threading
 import time
 
 import pytest
@@ -133,3 +134,18 @@ def test_a_call_not_streamed_is_given_its_output_cap_at_the_pace_last_seen(app, 
     pace = openai_provider.PACES[provider.base_url]
     assert 5 < pace < 40
     assert provider.whole_deadline(100) == pytest.approx(1.0 + 1.5 * 100 / pace)
+
+
+def test_a_chat_waits_for_the_only_slot_while_the_reply_holding_it_is_still_coming(app, server):
+    server.script({"text": WORDS, "chunk_delay": 0.1}, {"text": "second"})  # 3 s, 1 s timeout
+    provider = provider_at(app, server, NIMBUS_PROVIDER_SLOTS=1)
+    first = threading.Thread(target=lambda: list(provider.stream(
+        [{"role": "user", "content": "Tell me a story"}], [])))
+    first.start()
+    time.sleep(0.3)
+    began = time.monotonic()
+    second = list(provider_at(app, server, NIMBUS_PROVIDER_SLOTS=1).stream(
+        [{"role": "user", "content": "Hi"}], []))[-1]
+    first.join(5)
+    assert second.text == "second" and time.monotonic() - began > 1.5  # it waited, past 1 s
+

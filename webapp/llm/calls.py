@@ -22,6 +22,7 @@ from typing import Callable
 
 log = logging.getLogger(__name__)
 OVERRUN = 1.5  # a server past max_tokens is cut once this many times max_tokens take at its pace
+LIVE: dict = {}  # thread ident -> the Call it is reading: a slot's waiters ask if it progresses
 
 
 class Call:
@@ -41,6 +42,8 @@ class Call:
         self.next_check = self.first_token_at
         self._response = None
         self._lock = threading.Lock()
+        self.thread = threading.get_ident()
+        LIVE[self.thread] = self
 
     @property
     def spoke(self) -> bool:
@@ -116,9 +119,15 @@ class Call:
             self.next_check = due
             WATCHDOG.watch(due, self)
 
+    def progressing(self, now: float) -> bool:
+        """Whether the call is still within its deadlines: the server is working on it."""
+        return not self.done and self.reason is None and now < self.deadline()[0]
+
     def finish(self) -> None:
         with self._lock:
             self.done = True
+        if LIVE.get(self.thread) is self:
+            LIVE.pop(self.thread, None)
 
 
 def shut(http_response) -> None:
@@ -181,11 +190,14 @@ class PrioritySlots:
     """At most `size` calls at once to one endpoint (a single-slot local server: 1). Chats go
     ahead of background calls (summaries, the distiller), and a chat that finds every slot taken
     by background calls ends one of them: a local server's one slot is the chat's at once.
-    Threads of one process share it; processes do not (README "Local models")."""
+    A wait goes on past its timeout while a call holding a slot is within its deadlines: the
+    server is busy writing a reply, not down. Threads of one process share it; processes do not
+    (README "Local models")."""
 
     def __init__(self, size: int):
         self.size = size
-        self.holders: dict[int, tuple[int, Callable]] = {}  # ticket -> (priority, yield_slot)
+        # ticket -> (priority, yield_slot, the holder's thread)
+        self.holders: dict[int, tuple[int, Callable, int]] = {}
         self.waiting: list[tuple[int, int]] = []
         self.tickets = itertools.count()
         self.changed = threading.Condition()
@@ -199,21 +211,27 @@ class PrioritySlots:
             while True:
                 if len(self.holders) < self.size and self.waiting[0] == ticket:
                     heapq.heappop(self.waiting)
-                    self.holders[ticket[1]] = (priority, yield_slot)
+                    self.holders[ticket[1]] = (priority, yield_slot, threading.get_ident())
                     self.changed.notify_all()
                     return ticket[1]
                 if priority == CHAT and not asked:
-                    background = [y for p, y in self.holders.values() if p > CHAT]
+                    background = [y for p, y, _ in self.holders.values() if p > CHAT]
                     if len(self.holders) >= self.size and background:
                         background[0]()  # it ends its call and lets the slot go
                         asked = True
                 left = deadline - time.monotonic()
-                if left <= 0:
+                if left <= 0 and not self.progressing():
                     self.waiting.remove(ticket)
                     heapq.heapify(self.waiting)
                     self.changed.notify_all()
                     raise TimeoutError("no free slot on the provider")
-                self.changed.wait(min(left, 0.5))
+                self.changed.wait(min(left, 0.5) if left > 0 else 0.5)
+
+    def progressing(self) -> bool:
+        """Whether a call holding a slot is still within its deadlines."""
+        now = time.monotonic()
+        return any(call.progressing(now) for call in
+                   (LIVE.get(thread) for _, _, thread in self.holders.values()) if call)
 
     def release(self, ticket: int) -> None:
         with self.changed:
