@@ -79,7 +79,7 @@ def test_the_start_line_names_the_provider_model_window_and_slots(app, monkeypat
 
 def test_a_refused_send_is_logged_as_a_warning(app, guest, caplog):
     app.config["NIMBUS_MAX_RUNS"] = 0  # every send finds the worker busy
-    with caplog.at_level(logging.WARNING, logger="webapp.chat.views"):
+    with caplog.at_level(logging.WARNING, logger="webapp"):
         response = guest.post("/messages", data={"message": "Hello"},
                               headers={"HX-Request": "true"})
     assert response.status_code == 503

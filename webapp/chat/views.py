@@ -1,6 +1,4 @@
 """The chat page: a sidebar of the guest's conversations, the open one, replies streamed over SSE."""
-import logging
-
 from flask import (Blueprint, Response, abort, current_app, g, make_response, render_template,
                    request, stream_with_context, url_for)
 from flask_htmx import make_response as htmx_response
@@ -20,7 +18,6 @@ from ..titles import short_title
 from .tool_steps import steps_of
 
 bp = Blueprint("chat", __name__)
-log = logging.getLogger(__name__)
 SUGGESTIONS = ["Can I get a refund for order #1043?", "Where is my order #1041?",
                "How long does shipping take?"]
 SEQ_MAX = 2**31 - 1  # turn numbers in URLs: anything larger cannot exist, and would overflow SQL
@@ -262,7 +259,7 @@ def busy() -> Response:
 def refusal(message: str, status: int) -> Response:
     """An inline error under the message box (base.html lets htmx swap 400, 409, 422, 503); a
     plain form post (a login page, a browser without script) gets a page with a way back."""
-    log.warning("refused a send (HTTP %s): %s", status, message)
+    current_app.logger.warning("refused a send (HTTP %s): %s", status, message)
     if not htmx:
         return make_response(page_refusal(message, status))
     return htmx_response(render_template("chat/_error.html", error=message), status,
