@@ -63,6 +63,7 @@ class Call:
         if self.spoke_at is None:
             if not tokens:
                 return  # a role-only chunk is not the first token
+            self.last_at = now  # before spoke_at: other threads read last_at once it is set
             self.spoke_at = now
             self.next_check = now + self.idle
             WATCHDOG.watch(self.next_check, self)

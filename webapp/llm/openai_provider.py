@@ -396,7 +396,8 @@ class OpenAIProvider:
         deadline = call.first_token_at - call.started
         try:
             with self.client.chat.completions.with_streaming_response.create(
-                    **request, timeout=httpx2.Timeout(deadline, connect=min(10.0, self.timeout))
+                    **request,  # a second late, so that the watchdog says which deadline passed
+                    timeout=httpx2.Timeout(deadline + 1.0, connect=min(10.0, self.timeout))
             ) as response:
                 call.attach(response.http_response)
                 body = json.loads(response.http_response.read())
