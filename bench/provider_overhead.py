@@ -42,9 +42,9 @@ class Recording(OpenAIProvider):
     """The app's provider, keeping the last request it sent so it can be replayed directly."""
     last_request: dict = {}
 
-    def _streamed(self, request, tools_offered):
+    def _streamed(self, request, tools_offered, purpose="chat"):
         Recording.last_request = dict(request)
-        return super()._streamed(request, tools_offered)
+        return super()._streamed(request, tools_offered, purpose)
 
 
 def through_nimbus(user, provider) -> tuple[float | None, float]:
@@ -102,7 +102,8 @@ def main() -> None:
             user = find_user(app.config["NIMBUS_DEMO_USER"])
             base = get_provider(app.config)
             provider = Recording(base.api_key, base.base_url, base.model, base.timeout,
-                                 base.max_tokens, base.first_token_timeout, base.profile_config)
+                                 base.max_tokens, base.first_token_timeout, base.profile_config,
+                                 base.idle_timeout, base.min_pace)
             for round_ in range(args.replies + 2):
                 first, total = through_nimbus(user, provider)
                 request = {k: v for k, v in Recording.last_request.items()}

@@ -32,6 +32,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     share_the_gil_promptly()
     app.config["SQLALCHEMY_DATABASE_URI"] = settings.database_uri(app)
     app.config["SECRET_KEY"] = settings.secret_key(app)
+    from . import logs
+    logs.init_app(app)  # before the subsystems, so that each may say what it does
 
     from .database import init_app as init_database
     init_database(app)

@@ -12,9 +12,12 @@ DEFAULTS = {
     "OPENAI_API_KEY": None,
     "OPENAI_BASE_URL": None,
     "NIMBUS_MODEL": "gpt-4o-mini",
-    "NIMBUS_PROVIDER_TIMEOUT": 60.0,  # seconds before a provider call counts as down
+    # Deadlines of a model call (webapp/llm/calls.py): none cuts a reply the server is still writing
+    "NIMBUS_PROVIDER_TIMEOUT": 60.0,  # longest wait for a provider to start: a slot, a first token
     # The provider profile (webapp/llm/profile.py, README "Local models"): None = ask the server
     "NIMBUS_FIRST_TOKEN_TIMEOUT": 30.0,  # seconds to the first word; keep-alives don't reset it
+    "NIMBUS_IDLE_TIMEOUT": 30.0,  # seconds of silence between two chunks of a reply
+    "NIMBUS_MIN_TOKENS_PER_SECOND": 1.0,  # slowest pace accepted: caps a reply at max_tokens / this
     "NIMBUS_MAX_OUTPUT_TOKENS": 1024,  # max_tokens of a reply, reserved out of the context window
     "NIMBUS_CONTEXT_WINDOW": None,  # the model's window in tokens; None: what the server reports
     "NIMBUS_PROVIDER_SLOTS": None,  # model calls at once per worker; None: the server's slots
@@ -38,6 +41,7 @@ DEFAULTS = {
     "NIMBUS_IMPORT_MAX_BYTES": 64_000_000,  # one browser upload at /import (a ChatGPT export is tens of MB)
     "OTEL_EXPORTER_OTLP_ENDPOINT": None,  # e.g. http://localhost:4318 (Jaeger, Langfuse, Phoenix)
     "NIMBUS_OTEL_CAPTURE_CONTENT": False,  # also put the messages' text on the spans
+    "NIMBUS_LOG_LEVEL": "INFO",  # Nimbus's own log lines (webapp.*) from this level, timestamped
     "NIMBUS_DEMO_TENANT": "demo",
     "NIMBUS_DEMO_USER": "alex@example.com",
     "NIMBUS_PUBLIC_URL": "http://127.0.0.1:5000",  # where the commands' printed links point
@@ -123,7 +127,8 @@ INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_IMPORT_MAX_BYTES", "NIMBUS_PROXY_HOPS"
             "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW", "NIMBUS_LOGIN_MAX_FAILURES",
             "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_LOGIN_ACCOUNT_MAX_FAILURES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE",
             "NIMBUS_CHAT_PAGE_TURNS", "NIMBUS_DELETE_UNDO_SECONDS"}
-FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_FIRST_TOKEN_TIMEOUT", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
+FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_FIRST_TOKEN_TIMEOUT", "NIMBUS_IDLE_TIMEOUT",
+              "NIMBUS_MIN_TOKENS_PER_SECOND", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
               "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",
               "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY",
               "NIMBUS_MEMORY_KEYWORD_WEIGHT", "NIMBUS_SESSION_HOURS", "NIMBUS_REMEMBER_DAYS",

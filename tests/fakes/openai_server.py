@@ -89,6 +89,7 @@ class _Reply:
         self.error = spec.get("error", "scripted failure")
         self.delay = spec.get("delay", 0)
         self.chunk_delay = spec.get("chunk_delay", 0)
+        self.pause_after, self.pause = spec.get("pause_after"), spec.get("pause", 0)
         self.stream_error = spec.get("stream_error")
         self.tool_calls = [
             {
@@ -157,6 +158,8 @@ class FakeOpenAIServer:
       status, error: answer with that HTTP status and an OpenAI-style error body instead;
       delay: seconds to wait before answering, to trigger client timeouts;
       chunk_delay: seconds between streamed chunks, to observe streaming in a UI;
+      pause_after, pause: after that many chunks (the first carries only the role), `pause`
+        seconds of silence, as a server stalled mid-reply;
       stream_error: message of an error event sent after the streamed content, in place of the finish;
       finish_reason: overrides "stop" / "tool_calls".
     With the queue empty the reply is the text "ok", or what `autoreply(request)` returns (see
@@ -438,6 +441,8 @@ class FakeOpenAIServer:
                 for index, event in enumerate(server._chunks(reply, body)):
                     if index:
                         server._sleep(reply.chunk_delay)
+                    if index == reply.pause_after:
+                        server._sleep(reply.pause)
                     self._write_chunk(f"data: {json.dumps(event)}\n\n".encode())
                 if not reply.stream_error:
                     self._write_chunk(b"data: [DONE]\n\n")

@@ -119,6 +119,17 @@ def test_delay_triggers_client_timeout(fake, client):
         client.with_options(timeout=0.3).chat.completions.create(model=MODEL_ID, messages=MESSAGES)
 
 
+def test_a_pause_mid_stream_falls_after_the_chunks_it_names(fake, client):
+    import time
+    fake.script({"text": "one two three four", "pause_after": 3, "pause": 0.6})
+    arrived, began = [], time.monotonic()
+    for chunk in client.chat.completions.create(model=MODEL_ID, messages=MESSAGES, stream=True):
+        if chunk.choices and chunk.choices[0].delta.content:
+            arrived.append((chunk.choices[0].delta.content.strip(), time.monotonic() - began))
+    assert [word for word, _ in arrived] == ["one", "two", "three", "four"]
+    assert arrived[1][1] < 0.4 and arrived[2][1] >= 0.6  # silence after the role, one, two
+
+
 def test_mid_stream_error_raises(fake, client):
     fake.script({"text": "partial answer", "stream_error": "upstream died"})
 

@@ -87,7 +87,7 @@ def capped(reply: Reply, limit: int) -> Reply:
     if len(reply.text) <= limit:
         return reply
     return Reply(cut_answer(reply.text, limit), reply.tool_calls, None, reply.usage,
-                 reply.finish_reason)
+                 reply.finish_reason, reply.cut_by)
 
 
 def release_connection() -> None:
@@ -228,10 +228,11 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
             if not reply.tool_calls:
                 messages.append(reply.as_message())
                 answer = reply.text
-                if reply.finish_reason == "length":
+                if reply.finish_reason in ("length", "deadline"):  # its words are kept
                     outcome = "cut_off"
-                    yield event("cut_off", step, {"ms": ms},
-                                f"model answered, cut off at the output cap ({ms} ms)")
+                    why = reply.cut_by or "it reached the output cap"
+                    yield event("cut_off", step, {"ms": ms, "reason": why},
+                                f"model answered, cut off: {why} ({ms} ms)")
                 else:
                     outcome = "answered"
                 yield event("answer", step, {"text": answer, "ms": ms},

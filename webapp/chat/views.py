@@ -274,6 +274,7 @@ def busy() -> Response:
 def refusal(message: str, status: int) -> Response:
     """An inline error under the message box (base.html lets htmx swap 400, 409, 422, 503); a
     plain form post (a login page, a browser without script) gets a page with a way back."""
+    current_app.logger.warning("refused a send (HTTP %s): %s", status, message)
     if not htmx:
         return make_response(page_refusal(message, status))
     return htmx_response(render_template("chat/_error.html", error=message), status,

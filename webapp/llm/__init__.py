@@ -18,6 +18,8 @@ def get_provider(config) -> "ChatProvider":
             timeout=config["NIMBUS_PROVIDER_TIMEOUT"],
             max_tokens=config.get("NIMBUS_MAX_OUTPUT_TOKENS"),
             first_token_timeout=config.get("NIMBUS_FIRST_TOKEN_TIMEOUT"),
+            idle_timeout=config.get("NIMBUS_IDLE_TIMEOUT"),
+            min_pace=config.get("NIMBUS_MIN_TOKENS_PER_SECOND"),
             profile_config={k: config.get(k) for k in (
                 "OPENAI_BASE_URL", "OPENAI_API_KEY", "NIMBUS_MODEL", "NIMBUS_CONTEXT_WINDOW",
                 "NIMBUS_PROVIDER_SLOTS")},

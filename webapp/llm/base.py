@@ -41,7 +41,9 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     provider_raw: dict | None = None
     usage: dict | None = None  # {"prompt_tokens": int, "completion_tokens": int} when reported
-    finish_reason: str | None = None  # "length": the output cap cut the answer short
+    finish_reason: str | None = None  # "length": the output cap cut the answer short;
+    # "deadline": a deadline ended it after its first words, `cut_by` says which
+    cut_by: str | None = None
     response_id: str | None = None  # the provider's id of the completion, where it gives one
     response_model: str | None = None  # the model that answered, as the provider names it
 

@@ -11,13 +11,18 @@ sends what all of them take and reads what any of them sends:
 - content is never sent as null (llama-cpp-python refuses it);
 - a stream with no words and no tool call, or with no finish reason, is an error, never an answer;
   `finish_reason: "length"` is passed on, so the turn is marked cut off;
-- `max_tokens` is always sent; `response_format` is dropped once for a server that refuses it.
+- `max_tokens` is always sent; `response_format` is dropped once for a server that refuses it;
+- deadlines fit the server (`calls.Call`): to the first token, between chunks, and a total cap
+  from `max_tokens` and the pace; a chat reply that a deadline ends after its first words comes
+  back as a Reply with `finish_reason: "deadline"` (the turn is cut off, its words kept), a
+  background call's is an error. The SDK never retries (`max_retries=0`): Nimbus decides.
 """
 import json
 import logging
 import os
 import re
 import threading
+import time
 import uuid
 from typing import Iterator
 
@@ -25,12 +30,15 @@ import httpx2
 import openai
 
 from .base import ContextTooLong, ProviderCancelled, ProviderError, Reply, ToolCall
-from .calls import WATCHDOG, Call, slot_for
+from .calls import OVERRUN, WATCHDOG, Call, slot_for
 
 log = logging.getLogger(__name__)
 
 # What each endpoint (base URL) was found to refuse, learnt once per process.
 QUIRKS: dict[str, set[str]] = {}
+# Tokens per second each endpoint streamed its last long reply at: a call not streamed, whose
+# whole answer is its first token, is given the time its output cap takes at that pace.
+PACES: dict[str, float] = {}
 NO_RESPONSE_FORMAT = "no_response_format"
 TOOL_MODES = [(True, "auto"), (False, "auto"), (True, None)]  # (streamed, tool_choice)
 
@@ -138,13 +146,18 @@ class OpenAIProvider:
 
     def __init__(self, api_key: str, base_url: str | None, model: str, timeout: float,
                  max_tokens: int | None = None, first_token_timeout: float | None = None,
-                 profile_config: dict | None = None):
+                 profile_config: dict | None = None, idle_timeout: float | None = None,
+                 min_pace: float | None = None):
         self.name = f"openai-compatible ({base_url or 'api.openai.com'})"
         self.base_url = base_url or ""
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
+        # The provider timeout bounds every wait for the server to start; a begun reply is
+        # held by the idle deadline and the cap instead.
         self.first_token_timeout = min(first_token_timeout or timeout, timeout)
+        self.idle_timeout = idle_timeout or self.first_token_timeout
+        self.min_pace = min_pace or 1.0
         self.max_tokens = max_tokens
         self.client = shared_client(api_key, base_url, timeout)
         self._calls: dict[int, Call] = {}  # thread ident -> the call it is reading
@@ -199,9 +212,10 @@ class OpenAIProvider:
                 try:
                     if streamed:
                         request.update(stream=True, stream_options={"include_usage": True})
-                        yield from self._streamed(request, tools_offered=bool(tools))
+                        yield from self._streamed(request, tools_offered=bool(tools),
+                                                  purpose=purpose)
                     else:
-                        yield self._whole(request)
+                        yield self._whole(request, purpose)
                     return
                 except Refused as refused:
                     if attempt >= 3:
@@ -222,24 +236,41 @@ class OpenAIProvider:
 
     # -- one HTTP call ----------------------------------------------------------------------
 
-    def _call(self, streamed: bool = True) -> Call:
-        # Not streamed, the whole answer is the first token: only the total deadline holds.
-        call = Call(self.first_token_timeout if streamed else self.timeout, self.timeout)
+    def _call(self, request: dict, streamed: bool = True) -> Call:
+        max_tokens = request.get("max_tokens")
+        if streamed:
+            call = Call(self.first_token_timeout, self.idle_timeout, max_tokens, self.min_pace)
+        else:  # the whole answer is the first token: the time its output cap takes
+            call = Call(self.whole_deadline(max_tokens))
         self._calls[threading.get_ident()] = call
         if threading.get_ident() in self.preempted:
             call.cancel("gave its slot to a chat")
         WATCHDOG.watch(call.first_token_at, call)
         return call
 
-    def _end(self, call: Call) -> None:
+    def whole_deadline(self, max_tokens: int | None) -> float:
+        """Seconds a call not streamed may take: to the first token, then its output cap at the
+        pace this server was seen streaming at (else at the slowest pace accepted)."""
+        limit = max_tokens or 4096
+        pace = PACES.get(self.base_url)
+        return self.first_token_timeout + (OVERRUN * limit / pace if pace else limit / self.min_pace)
+
+    def _end(self, call: Call, purpose: str = "chat") -> None:
         call.finish()
         self._calls.pop(threading.get_ident(), None)
+        if call.expired:  # operators hear of every deadline hit, chats and background alike
+            log.warning("provider %s: %s call ended: %s (%d chunks in %.1f s)", self.name,
+                        purpose, call.reason, call.tokens, time.monotonic() - call.started)
+        elif call.tokens >= 16 and call.last_at - call.spoke_at >= 0.5:
+            PACES[self.base_url] = call.tokens / (call.last_at - call.spoke_at)
 
     def _timeout(self) -> httpx2.Timeout:
-        # The read timeout covers the wait for the headers; after them the watchdog's deadlines
-        # hold whatever the server sends to keep the connection alive.
+        # The read timeout covers the wait for the headers (a second after the first-token
+        # deadline, so that the watchdog, which knows which deadline passed, is first); after
+        # them it is the longer of that and the idle deadline (`read_body_within`), and the
+        # watchdog's deadlines hold whatever the server sends to keep the connection alive.
         return httpx2.Timeout(self.timeout, connect=min(10.0, self.timeout),
-                              read=self.first_token_timeout)
+                              read=self.first_token_timeout + 1.0)
 
     def _failed(self, error: Exception, call: Call, request: dict) -> ProviderError:
         """The ProviderError for what went wrong, logged with status and body (key redacted)."""
@@ -269,16 +300,22 @@ class OpenAIProvider:
             raise Refused("response_format", failure)
         return failure
 
-    def _streamed(self, request: dict, tools_offered: bool) -> Iterator[str | Reply]:
+    def _streamed(self, request: dict, tools_offered: bool,
+                  purpose: str = "chat") -> Iterator[str | Reply]:
         """The streamed chunks, read as plain dicts: the SDK's per-chunk models cost ~1 ms
         each, which hundreds of concurrent streams cannot afford on one worker."""
-        call = self._call()
+        call = self._call(request)
         text, calls, usage, finish, last_index, chunks = [], {}, None, None, None, 0
         answered = {}  # the completion's id and model, as the chunks name them (for tracing)
+        cut = None  # the deadline that ended a chat reply after its first words
         try:
             with self.client.chat.completions.with_streaming_response.create(
                     **request, timeout=self._timeout()) as response:
                 call.attach(response.http_response)
+                # a server may send its headers before it has read the prompt: the first token
+                # can still be a first-token deadline away
+                read_body_within(response.http_response,
+                                 max(self.first_token_timeout, self.idle_timeout) + 1.0)
                 for line in response.iter_lines():
                     if call.reason is not None:
                         raise ProviderCancelled(call.reason)
@@ -292,6 +329,7 @@ class OpenAIProvider:
                     for key in ("id", "model"):
                         if isinstance(chunk, dict) and isinstance(chunk.get(key), str):
                             answered.setdefault(key, chunk[key])
+                    spoken = call.tokens
                     if chunk.get("error"):
                         error = chunk["error"]
                         message = str(error.get("message") or error) if isinstance(error, dict) \
@@ -311,20 +349,30 @@ class OpenAIProvider:
                         finish = choice.get("finish_reason") or finish
                         delta = choice.get("delta") or {}
                         if delta.get("content"):
-                            call.first_token()
+                            call.heard()
                             text.append(delta["content"])
                             yield delta["content"]
                         for tc in delta.get("tool_calls") or []:
-                            call.first_token()
+                            call.heard()
                             last_index = merge_tool_call(calls, tc, last_index)
+                    if call.tokens == spoken:
+                        call.heard(0)  # a chunk without words still says the server is alive
             if call.reason is not None:
                 raise ProviderCancelled(call.reason)
-        except (ProviderError, Refused):
+        except Refused:
             raise
+        except ProviderError as error:
+            cut = self._kept(error, call, text, purpose)
         except (openai.OpenAIError, httpx2.HTTPError, ValueError, OSError) as error:
-            raise self._failed(error, call, request) from error
+            cut = self._kept(self._failed(error, call, request), call, text, purpose, error)
         finally:
-            self._end(call)
+            self._end(call, purpose)
+        if cut is not None:  # the words so far are the reply; a half-sent tool call is dropped
+            reply = reply_of("".join(text).rstrip(), [], usage, "deadline")
+            reply.cut_by = cut
+            reply.response_id, reply.response_model = answered.get("id"), answered.get("model")
+            yield reply
+            return
         if not text and not calls:
             if chunks == 0 and tools_offered:  # llama-cpp-python: streamed tool choice → empty 200
                 raise Refused("tools", ProviderError("the server sent an empty stream"))
@@ -339,19 +387,31 @@ class OpenAIProvider:
         reply.response_id, reply.response_model = answered.get("id"), answered.get("model")
         yield reply
 
-    def _whole(self, request: dict) -> Reply:
+    @staticmethod
+    def _kept(error: ProviderError, call: Call, text: list[str], purpose: str,
+              cause: Exception | None = None) -> str:
+        """Why a chat reply ended at a deadline after its first words, which it keeps; any other
+        failure (a background call's too: it is tried again later) is raised."""
+        if isinstance(error, ProviderCancelled) and call.expired and purpose == "chat" \
+                and "".join(text).strip():
+            return error.reason
+        raise error from cause
+
+    def _whole(self, request: dict, purpose: str = "chat") -> Reply:
         """One request not streamed: the answer arrives whole."""
-        call = self._call(streamed=False)
+        call = self._call(request, streamed=False)
+        deadline = call.first_token_at - call.started
         try:
             with self.client.chat.completions.with_streaming_response.create(
-                    **request, timeout=httpx2.Timeout(self.timeout, connect=min(10.0, self.timeout))
+                    **request,  # a second late, so that the watchdog says which deadline passed
+                    timeout=httpx2.Timeout(deadline + 1.0, connect=min(10.0, self.timeout))
             ) as response:
                 call.attach(response.http_response)
                 body = json.loads(response.http_response.read())
         except (openai.OpenAIError, httpx2.HTTPError, ValueError, OSError) as error:
             raise self._failed(error, call, request) from error
         finally:
-            self._end(call)
+            self._end(call, purpose)
         choice = (body.get("choices") or [{}])[0]
         message = choice.get("message") or {}
         calls = [{"id": c.get("id") or "", "name": (c.get("function") or {}).get("name") or "",
@@ -369,6 +429,14 @@ class OpenAIProvider:
                          if usage else None, choice.get("finish_reason") or "stop")
         reply.response_id, reply.response_model = body.get("id"), body.get("model")
         return reply
+
+
+def read_body_within(http_response, seconds: float) -> None:
+    """Give each read of the body `seconds`: the body's reads take the request's read timeout
+    when they start, so a first-token deadline shorter than the idle one cuts no pause."""
+    timeouts = getattr(getattr(http_response, "request", None), "extensions", {}).get("timeout")
+    if isinstance(timeouts, dict):
+        timeouts["read"] = seconds
 
 
 def merge_tool_call(calls: dict, delta: dict, last_index):
@@ -401,7 +469,7 @@ def merge_tool_call(calls: dict, delta: dict, last_index):
 
 def reply_of(text: str, calls: list[dict], usage, finish: str) -> Reply:
     """The Reply, with the provider's own message (content never null) kept to resend."""
-    if finish == "length" and calls:  # cut inside a tool call: its arguments are not whole
+    if finish in ("length", "deadline") and calls:  # cut inside a tool call: not whole
         calls = []
         if not text.strip():
             raise ProviderError("the output cap cut the reply off inside a tool call")

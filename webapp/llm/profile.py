@@ -193,14 +193,29 @@ def announce(app) -> None:
         return  # tests point the app at their own fakes later
     found = profile_for(config)
     where = config.get("OPENAI_BASE_URL") or ("api.openai.com" if found.kind == "OpenAI" else "")
-    details = ", ".join(f"{name} {value}" for name, value in (
-        ("context window", found.context_window), ("slots", found.slots)) if value)
     if found.problem or not found.reachable:
         log.warning("provider: %s%s: %s", found.label, f" at {where}" if where else "",
                     found.problem)
     else:
-        log.info("provider: %s%s%s", found.label, f" at {where}" if where else "",
-                 f" ({details})" if details else "")
+        log.info("provider: %s%s (%s)", found.label, f" at {where}" if where else "",
+                 start_details(found, config))
+
+
+def start_details(found: Profile, config) -> str:
+    """What an operator needs at start: the window, the slots, the reply cap and deadlines."""
+    if found.kind == "offline demo model":
+        return "embedded: no server, no key"
+    window = f"context window {found.context_window:,} tokens" if found.context_window else \
+        "context window not reported (NIMBUS_CONTEXT_WINDOW sets it)"
+    slots = f"{found.slots} slot{'s' if found.slots != 1 else ''}" if found.slots else \
+        "slots not reported (no limit; NIMBUS_PROVIDER_SLOTS sets one)"
+    first = min(config.get("NIMBUS_FIRST_TOKEN_TIMEOUT") or 30.0,
+                config.get("NIMBUS_PROVIDER_TIMEOUT") or 60.0)  # as the provider takes it
+    reserve = found.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
+    return (f"{window}, {slots}, replies up to {reserve:,} tokens; deadlines: first token "
+            f"{first:g} s, silence mid-reply "
+            f"{config.get('NIMBUS_IDLE_TIMEOUT') or first:g} s, pace at least "
+            f"{config.get('NIMBUS_MIN_TOKENS_PER_SECOND') or 1.0:g} tokens/s")
 
 
 def learn_window(config, n_ctx: int) -> None:
