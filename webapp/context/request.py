@@ -14,8 +14,13 @@ from .plans import ContextPlan, Policy, sized
 from .window import fit
 
 # Tokens set aside for the question, before it is known: a page shows the next request before
-# anybody asks it, so any question up to this size gets exactly the plan the page showed.
+# anybody asks it, so any question up to this size gets exactly the plan the page showed. A small
+# window sets aside less (a sixty-fourth of it), so it keeps its history and memories.
 QUESTION_ROOM = 128
+
+
+def question_room(window: int | None) -> int:
+    return QUESTION_ROOM if not window else min(QUESTION_ROOM, max(window // 64, 16))
 
 
 @dataclass
@@ -25,7 +30,7 @@ class RequestShape:
     reserve: int  # the answer's room (max_tokens)
     margin: int  # the estimate is only an estimate: a twentieth of the window
     tool_tokens: int  # the tool specs, estimated as they are sent
-    question_tokens: int  # the question (and the turn's tool steps so far), or QUESTION_ROOM
+    question_tokens: int  # the question (and the turn's tool steps so far), or question_room()
     binds: bool = False  # the window, not the budget, set how much history is sent
 
     def payload(self) -> dict:
@@ -46,7 +51,7 @@ def request_shape(config, profile: Profile | None = None, question: list | None 
     specs = tool_specs(config) if specs is None else specs
     return RequestShape(profile.context_window, reserve, (profile.context_window or 0) // 20,
                         estimate_tools(specs),
-                        max(estimate_messages(question or []), QUESTION_ROOM))
+                        max(estimate_messages(question or []), question_room(profile.context_window)))
 
 
 def plan_request(conversation, config, policy: Policy | None = None,
@@ -79,7 +84,7 @@ def window_problem(conversation, config, question: str) -> str | None:
     room = shape.window - fixed
     if tokens <= room:
         return None
-    if room < QUESTION_ROOM:
+    if room < question_room(shape.window):
         return (f"This model reads {shape.window:,} tokens at once, and Nimbus's instructions, "
                 f"tools and the answer's room take about {fixed:,} of them, so no message fits. "
                 "Start the model's server with a larger context (for llama-server, -c 4096).")
