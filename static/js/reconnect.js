@@ -57,7 +57,7 @@
     if (!bubble || !bubble.dataset.replay) return;
     delete bubble.dataset.replay;
     delete bubble.dataset.lost;
-    bubble.querySelectorAll(".streamed-text, .tool-step-list--live").forEach(function (e) { e.replaceChildren(); });
+    bubble.querySelectorAll(".streamed-blocks, .streamed-tail, .tool-step-list--live").forEach(function (e) { e.replaceChildren(); });
     var slot = bubble.querySelector(".stream-notice");
     if (slot) slot.remove();
     bubble.classList.remove("is-reconnecting");

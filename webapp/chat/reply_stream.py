@@ -1,4 +1,6 @@
-"""One reply as server-sent events: `token` (escaped text), `tool` (steps as they run), then `done`.
+"""One reply as server-sent events: `block` and `token` (the words so far as rendered Markdown:
+finished blocks appended, the open one swapped in; streamed_markdown.py), `tool` (steps as they
+run), then `done`.
 
 `done` carries the finished message (markdown rendered and sanitized, tool steps collapsed) and is
 the event the bubble's sse-close waits for: the browser closes the stream and never asks again.
@@ -6,10 +8,10 @@ the event the bubble's sse-close waits for: the browser closes the stream and ne
 from typing import Iterator
 
 from flask import render_template
-from markupsafe import escape
 
 from ..extensions import db
 from ..models import Conversation, Turn
+from .streamed_markdown import StreamedMarkdown
 from .tool_steps import ToolStep
 from ..runs.turn_runs import TurnRun
 
@@ -26,11 +28,16 @@ def reply_events(conversation: Conversation, turn: Turn, run: TurnRun | None) ->
     db.session.commit()  # hold no database snapshot open while the reply is written
     yield "retry: 1000\n\n"  # starts the response at once; a dropped connection retries after 1 s
     steps: list[ToolStep] = []
+    words = StreamedMarkdown()
     for event in run.follow() if run is not None else ():
         if event is None:
             yield ": still writing\n\n"  # keeps proxies from closing a quiet stream
         elif event.kind == "token":
-            yield sse("token", str(escape(event.data["text"])))
+            block, open_block = words.add(event.data["text"])
+            if block:
+                yield sse("block", block)
+            if open_block is not None:
+                yield sse("token", open_block)
         elif event.kind == "tool_call":
             steps.append(ToolStep(event.data["tool"], event.data.get("arguments") or {}))
             yield sse("tool", render_step(seq, steps))
