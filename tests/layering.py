@@ -14,7 +14,7 @@ PLACES = {
     "shop.order_numbers": "leaves",  # the one order-number pattern: the offline model reads it
     "plurals": "leaves",  # counts in words, for every page, command and log line
     "llm": "infrastructure", "local_time": "infrastructure", "locks": "infrastructure",
-    "security": "infrastructure", "tracing": "infrastructure", "audit": "infrastructure",
+    "security": "infrastructure", "tracing": "infrastructure", "audit": "infrastructure", "logs": "infrastructure",
     "jobs": "infrastructure", "storage": "infrastructure", "titles": "infrastructure",
     "context": "context", "agent": "agent", "memories": "memories",
     "shop": "domain", "transfer": "domain", "accounts": "domain", "runs": "runs",

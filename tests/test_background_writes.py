@@ -108,7 +108,7 @@ def test_the_distiller_lets_another_connection_write_while_the_model_works(app, 
     model, took = while_the_model_is_held(app, conversation, lambda model: outcome.append(
         distil_conversation(conversation.id, provider=model)))
     assert took < 1 and model.in_transaction == [False]
-    assert outcome == ["wrote 1 memory(ies)"]
+    assert outcome == ["wrote 1 memory"]
     db.session.expire_all()
     assert db.session.get(DistillCheckpoint, conversation.id).distilled_through_seq == 0
 

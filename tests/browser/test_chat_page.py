@@ -73,11 +73,13 @@ def test_refund_conversation_streams_and_reloads_whole(page, artifacts):
     assert len(streams) == 3  # the finished replies are rendered, not streamed again
 
 
-def test_another_visitor_gets_404_on_the_conversation(page, new_page):
+def test_another_visitor_is_offered_sign_in_and_shown_nothing_of_the_conversation(page, new_page):
     page.goto("/")
     send(page, "Where is my order #1041?", 0)
     stranger = new_page()
-    assert stranger.goto(page.url).status == 404
+    stranger.goto(page.url)  # a guest: the page may be someone's who signs in
+    assert "/login?next=" in stranger.url
+    expect(stranger.locator("body")).not_to_contain_text("Where is my order")
     assert stranger.request.get(page.url + "/turns/0/stream").status == 404
     assert page.reload().status == 200
 

@@ -86,11 +86,14 @@ def test_refund_turns_side_by_side_and_a_lower_budget_drops_turn_one(page, live_
     expect(page.get_by_label("History budget (tokens)")).to_have_value(str(DROPPING_BUDGET))
 
 
-def test_a_stranger_gets_404_on_the_viewer(page, new_page, live_app):
+def test_a_stranger_is_offered_sign_in_and_shown_nothing_of_the_viewer(page, new_page, live_app):
     chat(page, live_app, ["Where is my order #1041?"])
     viewer = page.url.rstrip("/") + "/viewer"
     assert page.goto(viewer).status == 200
-    assert new_page().goto(viewer).status == 404
+    stranger = new_page()
+    stranger.goto(viewer)  # a guest: the page may be someone's who signs in (docs: Security)
+    assert "/login?next=" in stranger.url
+    expect(stranger.locator("body")).not_to_contain_text("Where is my order")
 
 
 def test_memories_show_their_scope_source_and_why(page, live_app, artifacts):
