@@ -16,12 +16,15 @@ FENCE = re.compile(r"^ {0,3}(```|~~~)", re.M)
 OPEN_LINK = re.compile(r"!?\[[^\]\n]*(\]\([^)\n]*)?$")  # "[text" or "[text](url" not yet closed
 
 
-def finished_until(text: str, start: int) -> int:
-    """Where the finished blocks end: after the last blank line outside a code fence."""
-    cut = start
+def finished_until(text: str, start: int, fences: int | None = None) -> int:
+    """Where the finished blocks end: after the last blank line outside a code fence. `fences`
+    (the fence lines before `start`) spares rescanning what is already finished."""
+    fences = len(FENCE.findall(text, 0, start)) if fences is None else fences
+    cut, last = start, start
     for match in re.finditer(r"\n[ \t]*\n", text[start:]):
         end = start + match.end()
-        if len(FENCE.findall(text, 0, end)) % 2 == 0:
+        fences, last = fences + len(FENCE.findall(text, last, end)), end
+        if fences % 2 == 0:
             cut = end
     return cut
 
@@ -45,14 +48,16 @@ class StreamedMarkdown:
 
     def __init__(self, clock=time.monotonic):
         self.text, self.done, self.clock, self.rendered_at = "", 0, clock, None
+        self.fences = 0  # fence lines in the finished blocks
 
     def add(self, words: str) -> tuple[str | None, str | None]:
         """New finished blocks' HTML (or None) and the open block's HTML (None: not due yet)."""
         self.text += words
-        cut = finished_until(self.text, self.done)
+        cut = finished_until(self.text, self.done, self.fences)
         block = None
         if cut > self.done:
             block = str(render_markdown(self.text[self.done:cut]))
+            self.fences += len(FENCE.findall(self.text, self.done, cut))
             self.done = cut
         now = self.clock()
         if block is None and self.rendered_at is not None and now - self.rendered_at < THROTTLE:
