@@ -44,6 +44,8 @@ def reply_events(conversation: Conversation, turn: Turn, run: TurnRun | None) ->
         elif event.kind == "tool_result" and steps:
             steps[-1].result = event.data.get("result") or {}
             yield sse("tool", render_step(seq, steps, oob=True))
+    if (rest := words.flush()) is not None:
+        yield sse("token", rest)  # the words the throttle held back, before the answer replaces them
     db.session.rollback()  # a fresh snapshot: the run saved the turn through its own session
     yield sse("done", render_template("chat/_reply_finished.html", conversation=conversation,
                                       turn=db.session.get(Turn, turn_id), seq=seq))

@@ -49,6 +49,7 @@ class StreamedMarkdown:
     def __init__(self, clock=time.monotonic):
         self.text, self.done, self.clock, self.rendered_at = "", 0, clock, None
         self.fences = 0  # fence lines in the finished blocks
+        self.behind = False  # words came that the last render of the open block did not show
 
     def add(self, words: str) -> tuple[str | None, str | None]:
         """New finished blocks' HTML (or None) and the open block's HTML (None: not due yet)."""
@@ -61,6 +62,14 @@ class StreamedMarkdown:
             self.done = cut
         now = self.clock()
         if block is None and self.rendered_at is not None and now - self.rendered_at < THROTTLE:
+            self.behind = True
             return None, None
-        self.rendered_at = now
+        self.rendered_at, self.behind = now, False
         return block, str(render_markdown(balanced(self.text[self.done:])))
+
+    def flush(self) -> str | None:
+        """The open block with every word so far, if the throttle held some back; else None."""
+        if not self.behind:
+            return None
+        self.behind = False
+        return str(render_markdown(balanced(self.text[self.done:])))
