@@ -187,3 +187,23 @@ def test_delete_my_data_leaves_no_word_in_the_search_index_or_the_file(app, clie
         blobs = db.session.execute(text(f"SELECT block FROM {shadow}")).scalars().all()
         assert not any(MARKER.encode() in (b or b"") for b in blobs), shadow
     assert MARKER.encode() not in file_bytes(app)  # nor in freed pages, nor in the WAL
+
+
+def test_a_deleted_staff_member_leaves_no_email_in_the_audit_log(app, client, alex):
+    _, conversation, _ = ask(alex, "Where is my order #1041?")
+    pat = make_account("pat@example.com", "staff")
+    pat_id = pat.id
+    sign_in(client, "pat@example.com")
+    assert client.get(f"/staff/c/{conversation.id}").status_code == 200  # audited, by pat
+    admin = app.test_client()
+    make_account("ada@example.com", "admin")
+    sign_in(admin, "ada@example.com")
+    assert "pat@example.com" in admin.get("/staff/audit").text  # shown while the account exists
+
+    assert client.post("/account/delete", data={"confirm": "DELETE"}).status_code == 200
+    assert references(pat_id, set(), set(), set(), "pat@example.com") == []  # every table
+    log = admin.get("/staff/audit").text
+    entry = AuditEntry.query.filter_by(action="opened conversation").one()
+    assert "pat@example.com" not in log and f"a deleted account · {entry.actor_digest}" in log
+    from webapp.audit import email_digest
+    assert entry.actor_digest == email_digest("pat@example.com")  # "was it pat?" still answers

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 
 from webapp.extensions import db
-from webapp.models import AuditEntry, utcnow
+from webapp.models import AuditEntry, User, utcnow
 
 from .accounts_support import make_account, sign_in
 from .support import ask
@@ -80,7 +80,7 @@ def test_staff_open_a_conversation_read_only_and_every_opening_is_audited(staff,
         'action="/logout"', "").split("<main")[1].split("</main>")[0]
     assert staff.get(f"/c/{conversation.id}/viewer").status_code == 200
     entries = AuditEntry.query.filter_by(action="opened conversation").all()
-    assert len(entries) == 2 and {e.actor_email for e in entries} == {"pat@example.com"}
+    assert len(entries) == 2 and {db.session.get(User, e.actor_id).email for e in entries} == {"pat@example.com"}
     assert all(e.customer_id == alex.id and e.conversation_id == conversation.id for e in entries)
 
 

@@ -4,6 +4,8 @@ each table's rows and content, and the app serves them: customers sign in and re
 conversations, share links open. A new migration joins by being written."""
 import ast
 import glob
+import hashlib
+import hmac
 import os
 import re
 import sqlite3
@@ -28,11 +30,17 @@ REWRITTEN = {("users", "session_token")}  # given a fresh random value by 0007_f
 
 def moved(stored: dict) -> dict:
     """The rows as they must read after the later migrations that moved a value: 0015 records a
-    summary's refused fold (`problem`) as its failure, failed when it was last updated."""
+    summary's refused fold (`problem`) as its failure, failed when it was last updated; 0019 keeps
+    an audit actor's email only as its keyed digest."""
     for row in stored.get("conversation_summaries", []):
         problem = row.pop("problem", None)
         if problem is not None and row.get("failed_at") is None:
             row.update(failure=problem[:300], failed_at=row["updated_at"])
+    for row in stored.get("audit_log", []):
+        if "actor_email" in row:
+            email = row.pop("actor_email")
+            row["actor_digest"] = email and hmac.new(
+                b"upgrade", email.encode(), hashlib.sha256).hexdigest()[:16]
     return stored
 
 

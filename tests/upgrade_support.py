@@ -97,7 +97,8 @@ REALISTIC = {
     ("memory_sharing", "shares"): lambda i, row: i % 2 == 0,
     ("audit_log", "action"): lambda i, row: ("viewed conversation", "created share link",
                                              "changed settings")[i % 3],
-    ("audit_log", "actor_email"): lambda i, row: "staff@shop.example",
+    ("audit_log", "actor_email"): lambda i, row: "staff@shop.example",  # until 0019
+    ("audit_log", "actor_digest"): lambda i, row: "0123456789abcdef",
     ("locks", "name"): lambda i, row: f"conversation:{i}",
     ("job_runs", "arguments"): lambda i, row: [[f"c{i}"], {}],
     ("job_runs", "attempts"): lambda i, row: 1,

@@ -206,7 +206,9 @@ class AuditEntry(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
     actor_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
-    actor_email: Mapped[str] = mapped_column(String(320), default="")  # kept if the actor goes
+    # A keyed digest of the actor's email, never the email: the log shows the email through actor_id
+    # while the account exists, and the digest confirms "was it X?" once the account is deleted.
+    actor_digest: Mapped[str] = mapped_column(String(16), default="", server_default="")
     action: Mapped[str] = mapped_column(String(40))
     # What it was about; a deleted customer or conversation leaves NULL behind, not their id.
     customer_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))

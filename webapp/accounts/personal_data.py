@@ -7,10 +7,6 @@ was sent to other customers too: its words are blanked in the record of what the
 received (the viewer's "as sent"), so nothing of it outlives the account. The audit log keeps one entry
 that says what was deleted and how much, with a keyed digest of the email instead of the email.
 """
-import hashlib
-import hmac
-
-from flask import current_app
 from sqlalchemy import and_, delete, func, or_, select, update
 
 from ..plurals import plural
@@ -89,15 +85,9 @@ def blank_in_others_prompts(tenant_id: int, user_id: int, contents: list[str]) -
     return changed
 
 
-def email_digest(email: str) -> str:
-    """Lets an admin confirm 'was X deleted?' without the log holding X."""
-    key = str(current_app.secret_key).encode()
-    return hmac.new(key, email.encode(), hashlib.sha256).hexdigest()[:16]
-
-
 def delete_user_data(user: User, requested_by: str) -> dict:
     """Delete the person and everything about them in one transaction; return what went."""
-    from ..audit import record
+    from ..audit import email_digest, record
     ids = select(Conversation.id).where(Conversation.user_id == user.id)
     shared = db.session.scalars(select(Memory.content).distinct()
                                 .where(their_memories(user, ids), Memory.subject_id.is_(None))).all()
