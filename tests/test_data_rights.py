@@ -191,8 +191,9 @@ def test_delete_my_data_leaves_no_word_in_the_search_index_or_the_file(app, clie
 
 def test_a_deleted_staff_member_leaves_no_email_in_the_audit_log(app, client, alex):
     _, conversation, _ = ask(alex, "Where is my order #1041?")
-    pat = make_account("pat@example.com", "staff")
+    pat = make_account("pat@example.com", "customer")
     pat_id = pat.id
+    assert app.test_cli_runner().invoke(args=["users", "set-role", "pat@example.com", "staff"]).exit_code == 0
     sign_in(client, "pat@example.com")
     assert client.get(f"/staff/c/{conversation.id}").status_code == 200  # audited, by pat
     admin = app.test_client()

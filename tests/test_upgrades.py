@@ -192,3 +192,21 @@ def test_the_migrations_full_text_ddl_is_the_apps(tmp_path):
             db.session.remove()
             db.engine.dispose()
     assert found[0] == found[1] and len(found[0]) == 8  # 2 FTS5 tables, 6 triggers
+
+
+def test_upgrading_to_0019_keeps_no_actor_email_in_the_audit_log(tmp_path):
+    app = upgrade_app(f"sqlite:///{tmp_path / 'audit.db'}")
+    with app.app_context():
+        build_at("0018_distiller_backoff")
+        stored = fill()
+        db.session.execute(db.text(
+            "UPDATE audit_log SET action = 'changed role', detail = 'pat@example.com: staff → admin'"))
+        db.session.commit()
+        create_schema()
+        rows = db.session.execute(db.text("SELECT * FROM audit_log")).mappings().all()
+        assert len(rows) == len(stored["audit_log"]) and "actor_email" not in rows[0]
+        assert {r["detail"] for r in rows} == {"staff → admin"}
+        expected = hmac.new(b"upgrade", b"staff@shop.example", hashlib.sha256).hexdigest()[:16]
+        assert {r["actor_digest"] for r in rows} == {expected}
+        db.session.remove()
+        db.engine.dispose()

@@ -7,6 +7,7 @@ Revises: 0018_distiller_backoff
 """
 import hashlib
 import hmac
+import re
 
 from alembic import op
 import sqlalchemy as sa
@@ -19,6 +20,7 @@ branch_labels = None
 depends_on = None
 
 BATCH = 1000
+EMAIL_FIRST = re.compile(r"^\S+@\S+: ")  # a role change's detail, before 0019
 
 
 def digest(key: bytes, email: str) -> str:
@@ -37,6 +39,12 @@ def upgrade():
                      [{"email": e, "digest": digest(key, e)} for e in emails[start:start + BATCH]])
     with op.batch_alter_table('audit_log') as batch_op:
         batch_op.drop_column('actor_email')
+    roles = bind.execute(sa.text(  # "pat@x: staff → admin": the customer column names who
+        "SELECT id, detail FROM audit_log WHERE action = 'changed role'")).all()
+    named = [{"id": id_, "detail": EMAIL_FIRST.sub("", detail)} for id_, detail in roles
+             if EMAIL_FIRST.match(detail)]
+    if named:
+        bind.execute(sa.text("UPDATE audit_log SET detail = :detail WHERE id = :id"), named)
 
 
 def downgrade():

@@ -93,7 +93,7 @@ def set_role(email, role):
     user = existing(email)
     before, user.role = user.role, role
     record(None, "changed role", customer=user, tenant_id=user.tenant_id, commit=False,
-           detail=f"{user.email}: {before} → {role}, from the command line")
+           detail=f"{before} → {role}, from the command line")  # who: the customer column
     db.session.commit()
     click.echo(f"{user.email} is now {role} in tenant {user.tenant.slug}.")
 
