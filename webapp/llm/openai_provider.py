@@ -169,6 +169,12 @@ class OpenAIProvider(ChatProvider):
         from .profile import profile_for
         return profile_for(self.profile_config).slots
 
+    @property
+    def supports_tools(self) -> bool:
+        """Whether the server's chat template carries tools, as it said when first asked."""
+        from .profile import profile_for
+        return profile_for(self.profile_config).supports_tools
+
     def give_up_slot(self, thread_id: int) -> None:
         """A chat waits for this background call's slot: end the call now."""
         self.preempted.add(thread_id)
