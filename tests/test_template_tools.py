@@ -10,9 +10,11 @@ from webapp.llm import get_provider, openai_provider, profile
 from webapp.llm.calls import _SLOTS
 from webapp.llm.openai_provider import to_openai_messages
 
+from . import llama_server
 from .fakes.compat_servers import CompatServer
 from .fakes.recording_proxy import RecordingProxy
 from .support import ask, guest_user
+from .test_provider_conformance import real_server  # noqa: F401  the same start-or-skip
 
 REFUND = "Is order #1043 eligible for a refund?"
 NO_TOOLS = "This model's chat template can't use tools"
@@ -69,3 +71,41 @@ def test_the_log_says_once_that_the_model_gets_no_tools(app, guest, served, capl
         ask(guest_user(guest), question, provider=get_provider(app.config))
     said = [r.getMessage() for r in caplog.records if "cannot carry tools" in r.getMessage()]
     assert len(said) == (0 if server.quirks.template_tools else 1), said
+
+
+@pytest.fixture
+def real_served(request, app, real_server, tmp_path):  # noqa: F811
+    """The real llama-server through the proxy: with the Hermes template the session's server
+    uses, or with SmolLM2's own template, which has no tools."""
+    own = llama_server.LlamaServer(str(tmp_path / "own.log"), template=None) \
+        if request.param == "own template" else None
+    server = own.start() if own else real_server
+    if server.process is None or server.process.poll() is not None:
+        server.start()
+    profile.forget()
+    _SLOTS.clear()
+    try:
+        with RecordingProxy(server.base_url) as proxy:
+            app.config.update(OPENAI_BASE_URL=proxy.base_url, OPENAI_API_KEY="test",
+                              NIMBUS_MODEL=server.model_name, NIMBUS_MEMORY_TOOLS=False,
+                              NIMBUS_MAX_OUTPUT_TOKENS=60, NIMBUS_PROVIDER_TIMEOUT=120.0)
+            yield proxy, own is None
+    finally:
+        profile.forget()
+        _SLOTS.clear()
+        if own:
+            own.stop()
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("real_served", ["hermes template", "own template"], indirect=True)
+def test_a_real_llama_server_gets_tools_as_its_props_say(app, guest, real_served):
+    proxy, template_has_tools = real_served
+    _, conversation, _ = ask(guest_user(guest), REFUND, provider=get_provider(app.config))
+    assert ("GET", "/props", None) in proxy.requests  # asked once, before the first reply
+    assert profile.profile_for(app.config).supports_tools is template_has_tools
+    sent = proxy.chat_requests()[0]
+    assert bool(sent.get("tools")) is template_has_tools
+    assert (NO_TOOLS in banner(guest)) is not template_has_tools
+    if not template_has_tools:  # the server counted the messages alone, as estimated (0.99 seen)
+        assert 0.85 < conversation.token_ratio < 1.15, conversation.token_ratio
