@@ -73,6 +73,12 @@ def test_the_log_says_once_that_the_model_gets_no_tools(app, guest, served, capl
     assert len(said) == (0 if server.quirks.template_tools else 1), said
 
 
+def test_the_start_line_says_whether_tools_are_offered(app):
+    for can, said in ((True, "tools offered"), (False, "no tools (the template has none)")):
+        found = profile.Profile("llama.cpp", "gemma-3-270m", 2048, 1, supports_tools=can)
+        assert said in profile.start_details(found, app.config)
+
+
 @pytest.fixture
 def real_served(request, app, real_server, tmp_path):  # noqa: F811
     """The real llama-server through the proxy: with the Hermes template the session's server
