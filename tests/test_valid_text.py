@@ -6,7 +6,7 @@ from sqlalchemy import select
 from webapp.runs.heartbeat import MAX_FAILED_TAKEOVERS, ensure_heartbeat
 from webapp.runs.turn_runs import TurnRun
 from webapp.extensions import db
-from webapp.llm.base import Reply, ToolCall
+from webapp.llm.base import ChatProvider, Reply, ToolCall
 from webapp.llm.valid_text import valid_stream
 from webapp.models import Turn
 
@@ -15,7 +15,7 @@ from .test_reply_leases import FAST_LEASES, browser, killed_mid_tool_turn, orpha
 from .test_chat import start
 
 
-class BrokenText:
+class BrokenText(ChatProvider):
     """A provider whose words arrive with an emoji cut across two chunks and a lone surrogate."""
     name, model, offline = "broken text", "broken", True
 

@@ -145,7 +145,7 @@ def guarded(method):
 
 def provider_attributes(provider) -> dict:
     """gen_ai.provider.name and the server, for the offline model or an OpenAI-compatible one."""
-    if getattr(provider, "offline", False):
+    if provider.offline:
         return {"gen_ai.provider.name": "nimbus.offline"}
     attributes = {"gen_ai.provider.name": "openai"}  # every server here speaks OpenAI's API
     base_url = getattr(getattr(provider, "client", None), "base_url", None)
@@ -236,7 +236,7 @@ class ReplyTrace:
         self.context_attributes = attributes
         self.root.set_attributes(attributes)
         shape = getattr(plan, "shape", None)
-        if shape is not None and getattr(self.provider, "takes_options", False):
+        if shape is not None and self.provider.takes_options:
             self.max_tokens = shape.reserve  # the max_tokens the loop sends
         if self.capture:
             system = plan.section("system")

@@ -13,7 +13,9 @@ llama.cpp, from what a logging proxy saw). The answers come from one small deter
 - llama.cpp `llama-server` (with a tool-calling chat template and `--jinja`): tool calls
   streamed OpenAI's way (id and name in the first chunk only); usage in the last chunk; `/props`
   gives n_ctx and total_slots; requests beyond the slots wait their turn; over the window:
-  400 `exceed_context_size_error` carrying n_ctx.
+  400 `exceed_context_size_error` carrying n_ctx. With a template that has no tools (gemma's),
+  `/props` says `chat_template_caps.supports_tools: false` and the tools never reach the
+  prompt: the model cannot call them and the prompt is counted without them.
 - Ollama `/v1`: a tool call arrives whole in one chunk; `tool_choice` is ignored; usage only
   with `include_usage`; over the window it silently drops the oldest part of the prompt
   (num_ctx, told by `/api/show`); requests wait their turn.
@@ -61,6 +63,7 @@ class Quirks:
     error_list: bool = False  # errors as [{"error": …}] (Gemini)
     formats: tuple = ("json_schema", "json_object")  # response_format types it takes
     probes: tuple = ()  # props, models_len, api_show, lmstudio
+    template_tools: bool = True  # False: the chat template drops the tools (llama-server says so)
 
 
 SERVERS = {
@@ -70,6 +73,8 @@ SERVERS = {
         interrupt=True),
     "llama-server": Quirks("llama-server", "llama.cpp", usage="always", slots=1,
                            probes=("props",)),
+    "llama-server-no-tools": Quirks("llama-server-no-tools", "llama.cpp", usage="always", slots=1,
+                                    probes=("props",), template_tools=False),
     "ollama": Quirks("ollama", "Ollama", whole_tool_call=True, slots=1, overflow="truncate",
                      probes=("api_show",)),
     "vllm": Quirks("vllm", "vLLM", counts_output=True, probes=("models_len",)),
@@ -83,10 +88,11 @@ SERVERS = {
 }
 
 
-def count_tokens(request: dict) -> int:
-    """The fake's tokenizer: a little over four characters a token, tool schemas included."""
+def count_tokens(request: dict, template_tools: bool = True) -> int:
+    """The fake's tokenizer: a little over four characters a token, tool schemas included when
+    the template puts them in the prompt."""
     text = json.dumps(request.get("messages") or [], ensure_ascii=False)
-    if request.get("tools"):
+    if request.get("tools") and template_tools:
         text += json.dumps(request["tools"], ensure_ascii=False)
     return math.ceil(len(text) / 3.6)
 
@@ -201,7 +207,7 @@ class CompatServer:
         fmt = (request.get("response_format") or {}).get("type")
         if fmt and fmt not in q.formats:
             return 400, self.error(f"'response_format.type' must be one of {list(q.formats)}", 400)
-        prompt = count_tokens(request)
+        prompt = count_tokens(request, q.template_tools)
         need = prompt + (request.get("max_tokens") or 0 if q.counts_output else 0)
         if need > q.window and q.overflow == "error":
             return 400, self.context_error(prompt, need)
@@ -278,7 +284,11 @@ class CompatServer:
                 elif path == "/props" and "props" in q.probes:
                     self.send_json(200, {"default_generation_settings": {"n_ctx": q.window},
                                          "total_slots": q.slots or 1,
-                                         "model_path": "models/fake-model.gguf"})
+                                         "model_path": "models/fake-model.gguf",
+                                         "chat_template_caps": {
+                                             "supports_tools": q.template_tools,
+                                             "supports_tool_calls": q.template_tools,
+                                             "supports_system_role": True}})
                 elif path == "/api/v0/models" and "lmstudio" in q.probes:
                     self.send_json(200, {"data": [{"id": "fake-model",
                                                    "loaded_context_length": q.window,
@@ -318,7 +328,7 @@ class CompatServer:
 
             def chat(self, request):
                 q = server.quirks
-                tools_visible = bool(request.get("tools")) and (
+                tools_visible = bool(request.get("tools")) and q.template_tools and (
                     not q.needs_tool_choice or request.get("tool_choice") not in (None, "none"))
                 streamed = bool(request.get("stream"))
                 if streamed and q.streamed_auto_fails and request.get("tools") and \
@@ -376,8 +386,9 @@ class CompatServer:
                 return words, None
 
             def usage(self, request, words):
-                return {"prompt_tokens": count_tokens(request), "completion_tokens": len(words),
-                        "total_tokens": count_tokens(request) + len(words)}
+                prompt = count_tokens(request, server.quirks.template_tools)
+                return {"prompt_tokens": prompt, "completion_tokens": len(words),
+                        "total_tokens": prompt + len(words)}
 
             def whole(self, request, reply):
                 words, cut = self.capped(request, reply)

@@ -2,10 +2,10 @@
 import threading
 import time
 
-from webapp.llm.base import Reply, ToolCall
+from webapp.llm.base import ChatProvider, Reply, ToolCall
 
 
-class PacedModel:
+class PacedModel(ChatProvider):
     """Says `text` word by word, `delay` seconds apart; after the first word it waits for `gate`."""
     name = "paced test model"
     model = "paced"

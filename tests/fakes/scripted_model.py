@@ -1,10 +1,10 @@
 """A scripted chat provider for tests: replies from a queue, records every request it was sent."""
 import copy
 
-from webapp.llm.base import ProviderError, Reply, ToolCall
+from webapp.llm.base import ChatProvider, ProviderError, Reply, ToolCall
 
 
-class ScriptedModel:
+class ScriptedModel(ChatProvider):
     name = "scripted test model"
     model = "scripted"
     offline = True

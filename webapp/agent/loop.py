@@ -117,12 +117,12 @@ def run_turn(turn, provider, config=None, progress: dict | None = None):
         return AgentEvent(kind, step, data, line)
 
     try:
-        tools = tools_for(config)
-        specs = [t.spec() for t in tools]
+        # A model whose template cannot carry tools gets none, and none are counted.
+        specs = [t.spec() for t in tools_for(config)] if provider.supports_tools else []
         profile = profile_for(config)
         reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
         tool_tokens = estimate_tools(specs)
-        options = {"max_tokens": reserve} if getattr(provider, "takes_options", False) else {}
+        options = {"max_tokens": reserve} if provider.takes_options else {}
 
         def planned(budget_cap=None):  # the one planner: the viewer shows what it returns
             return plan_request(conversation, config, before_seq=turn.seq, question=messages,

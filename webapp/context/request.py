@@ -48,7 +48,8 @@ def request_shape(config, profile: Profile | None = None, question: list | None 
                   specs: list | None = None) -> RequestShape:
     profile = profile or profile_for(config)
     reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
-    specs = tool_specs(config) if specs is None else specs
+    if specs is None:  # a template that cannot carry tools is sent none (llm/profile.py)
+        specs = tool_specs(config) if profile.supports_tools else []
     return RequestShape(profile.context_window, reserve, (profile.context_window or 0) // 20,
                         estimate_tools(specs),
                         max(estimate_messages(question or []), question_room(profile.context_window)))

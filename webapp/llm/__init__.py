@@ -42,5 +42,5 @@ def is_offline(app) -> bool:
     """Whether the offline demo model answers, decided without building a provider."""
     factory = app.extensions.get("provider_factory")
     if factory is not None:
-        return getattr(factory(app.config), "offline", False)
+        return factory(app.config).offline
     return not uses_openai(app.config)

@@ -13,7 +13,7 @@ from typing import Iterator
 
 from ..hooks import OFFLINE_TASKS as TASKS  # (messages) -> text, or None when not theirs
 from ..shop.order_numbers import order_numbers
-from .base import Reply, ToolCall
+from .base import ChatProvider, Reply, ToolCall
 from .tokens import estimate_tools
 from .offline_answers import answer_from_results, other_order_answer
 from .offline_followups import OTHER_ONE, asked_before, item_asked, order_for_item, thanked
@@ -122,7 +122,7 @@ def refund_topic(messages: list[dict]) -> bool:
     return False
 
 
-class OfflineModel:
+class OfflineModel(ChatProvider):
     name = "offline demo model"
     model = "nimbus-offline-1"
     offline = True

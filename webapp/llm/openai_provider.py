@@ -29,7 +29,7 @@ from typing import Iterator
 import httpx2
 import openai
 
-from .base import ContextTooLong, ProviderCancelled, ProviderError, Reply, ToolCall
+from .base import ChatProvider, ContextTooLong, ProviderCancelled, ProviderError, Reply, ToolCall
 from .calls import OVERRUN, WATCHDOG, Call, slot_for
 
 log = logging.getLogger(__name__)
@@ -140,9 +140,8 @@ class Refused(Exception):
         self.what, self.error = what, error
 
 
-class OpenAIProvider:
-    offline = False
-    takes_options = True  # stream() takes response_format= and max_tokens=
+class OpenAIProvider(ChatProvider):
+    takes_options = True
 
     def __init__(self, api_key: str, base_url: str | None, model: str, timeout: float,
                  max_tokens: int | None = None, first_token_timeout: float | None = None,
@@ -169,6 +168,12 @@ class OpenAIProvider:
         """Calls at once: NIMBUS_PROVIDER_SLOTS, else the server's own slots where it says."""
         from .profile import profile_for
         return profile_for(self.profile_config).slots
+
+    @property
+    def supports_tools(self) -> bool:
+        """Whether the server's chat template carries tools, as it said when first asked."""
+        from .profile import profile_for
+        return profile_for(self.profile_config).supports_tools
 
     def give_up_slot(self, thread_id: int) -> None:
         """A chat waits for this background call's slot: end the call now."""

@@ -3,7 +3,9 @@
 Settings win (NIMBUS_CONTEXT_WINDOW, NIMBUS_MAX_OUTPUT_TOKENS, NIMBUS_PROVIDER_SLOTS); where one
 is unset, the server is asked where it says: llama.cpp's `/props` (n_ctx, total_slots), vLLM's
 `max_model_len` in `/v1/models`, Ollama's `/api/show` (num_ctx, else the model's context length
-capped at Ollama's default 4096), LM Studio's `/api/v0/models` (loaded_context_length). The
+capped at Ollama's default 4096), LM Studio's `/api/v0/models` (loaded_context_length). Whether
+the model's chat template can carry tools is read from llama.cpp's `/props`
+(`chat_template_caps.supports_tools`); a server that does not say is taken to carry them. The
 answer is kept per process for each endpoint and model; a server that could not be reached is
 asked again after a minute.
 """
@@ -20,6 +22,8 @@ log = logging.getLogger(__name__)
 PROBE_TIMEOUT = 2.0
 RETRY_UNREACHABLE = 60.0
 OLLAMA_DEFAULT_CTX = 4096
+NO_TOOLS_LOGGED = "the model's chat template cannot carry tools (/props: chat_template_caps." \
+    "supports_tools is false)"
 
 
 @dataclass
@@ -30,6 +34,7 @@ class Profile:
     slots: int | None = None  # requests it serves at once; None: not known (many)
     reachable: bool = True
     problem: str = ""  # why it is unreachable or misconfigured, said in the banner
+    supports_tools: bool = True  # False: the chat template drops tools (llama.cpp said so)
 
     @property
     def label(self) -> str:
@@ -106,6 +111,9 @@ def probe(base_url: str, model: str, api_key: str | None) -> Profile:
             n_ctx = settings.get("n_ctx") or props.get("n_ctx")
             profile.context_window = int(n_ctx) if n_ctx else profile.context_window
             profile.slots = int(props["total_slots"]) if props.get("total_slots") else None
+            caps = props.get("chat_template_caps")
+            profile.supports_tools = not (isinstance(caps, dict) and
+                                          caps.get("supports_tools") is False)
             if model in ("", None) or profile.problem.startswith("the server has no model"):
                 profile.problem = ""  # llama-server answers whatever the model is called
             path = str(props.get("model_path") or "")
@@ -177,13 +185,17 @@ def profile_for(config) -> Profile:
                             f"unexpectedly ({type(error).__name__})")
         if found.problem:
             log.warning("provider %s: %s", found.label, found.problem)
+        if not found.supports_tools:
+            log.warning("provider %s: %s; answering without tools (llama-server: --jinja with "
+                        "a template that has tools, --chat-template-file, gives them)",
+                        found.label, NO_TOOLS_LOGGED)
         with _LOCK:
             cached = _CACHE[key] = (now, found)
     found = cached[1]
     return Profile(found.kind, found.model,
                    config.get("NIMBUS_CONTEXT_WINDOW") or found.context_window,
                    config.get("NIMBUS_PROVIDER_SLOTS") or found.slots, found.reachable,
-                   found.problem)
+                   found.problem, found.supports_tools)
 
 
 def announce(app) -> None:
@@ -212,7 +224,8 @@ def start_details(found: Profile, config) -> str:
     first = min(config.get("NIMBUS_FIRST_TOKEN_TIMEOUT") or 30.0,
                 config.get("NIMBUS_PROVIDER_TIMEOUT") or 60.0)  # as the provider takes it
     reserve = found.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
-    return (f"{window}, {slots}, replies up to {reserve:,} tokens; deadlines: first token "
+    tools = "tools offered" if found.supports_tools else "no tools (the template has none)"
+    return (f"{window}, {slots}, {tools}, replies up to {reserve:,} tokens; deadlines: first token "
             f"{first:g} s, silence mid-reply "
             f"{config.get('NIMBUS_IDLE_TIMEOUT') or first:g} s, pace at least "
             f"{config.get('NIMBUS_MIN_TOKENS_PER_SECOND') or 1.0:g} tokens/s")

@@ -113,7 +113,7 @@ def ask_model(messages: list[dict], config, provider=None, schema: dict | None =
     model = config.get("NIMBUS_MEMORY_MODEL") or config["NIMBUS_MODEL"]
     provider = provider or provider_for(current_app, NIMBUS_MODEL=model)
     options = {}
-    if getattr(provider, "takes_options", False):
+    if provider.takes_options:
         from ..llm.profile import profile_for
         options = {"purpose": "background", "max_tokens": profile_for(config).output_reserve(
             config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)}

@@ -58,9 +58,8 @@ class TurnRun:
         if not self.stopping.is_set():
             self.stop_seen = time.monotonic()
             self.stopping.set()
-            cancel = getattr(self.provider, "cancel", None)
-            if cancel is not None and self.thread.ident is not None:
-                cancel(self.thread.ident, "stopped")  # the upstream request ends now
+            if self.thread.ident is not None:
+                self.provider.cancel(self.thread.ident, "stopped")  # the upstream request ends now
 
     def claim_save(self) -> bool:
         """True once: whoever claims first (the run, or the heartbeat on a Stop) saves the turn."""

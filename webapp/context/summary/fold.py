@@ -159,7 +159,7 @@ def fold(provider, previous: str, topics: list[str], turns, style: str,
         raise ValueError(f"unknown summary style {style!r}; choose from {', '.join(STYLES)}")
     reply = None
     options = {"purpose": "background", "max_tokens": reply_tokens(max_tokens)} \
-        if getattr(provider, "takes_options", False) else {}
+        if provider.takes_options else {}
     for chunk in provider.stream(fold_request(previous, topics, turns, style, max_tokens), [],
                                  **options):
         if isinstance(chunk, Reply):
