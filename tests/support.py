@@ -12,7 +12,10 @@ from webapp.storage import create_conversation, start_turn
 # Short waits: a Stop on a reply nobody writes, or a provider that hangs, fails in seconds, not
 # in the production defaults' 10 s (NIMBUS_STOP_WAIT) or minute (NIMBUS_PROVIDER_TIMEOUT).
 TEST_TIMEOUTS = {"NIMBUS_STOP_WAIT": 2.0, "NIMBUS_PROVIDER_TIMEOUT": 10.0,
-                 "NIMBUS_FIRST_TOKEN_TIMEOUT": 10.0, "NIMBUS_IDLE_TIMEOUT": 10.0}
+                 "NIMBUS_FIRST_TOKEN_TIMEOUT": 10.0, "NIMBUS_IDLE_TIMEOUT": 10.0,
+                 # A fake server's scripted replies and recorded requests are the chat's alone;
+                 # titles by model have their own tests (tests/test_model_titles.py).
+                 "NIMBUS_MODEL_TITLES": False}
 
 
 def make_app(path):

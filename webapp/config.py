@@ -12,6 +12,7 @@ DEFAULTS = {
     "OPENAI_API_KEY": None,
     "OPENAI_BASE_URL": None,
     "NIMBUS_MODEL": "gpt-4o-mini",
+    "NIMBUS_MODEL_TITLES": True,  # a real model titles a conversation after its first answer
     # Deadlines of a model call (webapp/llm/calls.py): none cuts a reply the server is still writing
     "NIMBUS_PROVIDER_TIMEOUT": 60.0,  # longest wait for a provider to start: a slot, a first token
     # The provider profile (webapp/llm/profile.py, README "Local models"): None = ask the server
@@ -137,7 +138,7 @@ BOOL_KEYS = {"SESSION_COOKIE_SECURE", "NIMBUS_RATE_LIMIT_ENABLED",
              "NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
              "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
              "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE", "NIMBUS_GUESTS",
-             "NIMBUS_SIGNUP", "NIMBUS_OTEL_CAPTURE_CONTENT"}
+             "NIMBUS_SIGNUP", "NIMBUS_OTEL_CAPTURE_CONTENT", "NIMBUS_MODEL_TITLES"}
 
 
 class BadSetting(ValueError):

@@ -49,7 +49,8 @@ def app_environment(database_url: str, provider_url: str, folder: str, **extra) 
     env = dict(os.environ, DATABASE_URL=database_url, OPENAI_BASE_URL=provider_url,
                OPENAI_API_KEY="bench", SECRET_KEY=secrets.token_hex(16),
                NIMBUS_JOBS_DB=os.path.join(folder, "jobs.db"),
-               NIMBUS_RATE_LIMIT_ENABLED="0")  # every guest of a load test shares one IP
+               NIMBUS_RATE_LIMIT_ENABLED="0",  # every guest of a load test shares one IP
+               NIMBUS_MODEL_TITLES="0")  # the fake's requests are the chats' alone
     env.pop("REDIS_URL", None)
     env.update({key: str(value) for key, value in extra.items()})
     return env
