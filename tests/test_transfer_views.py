@@ -156,7 +156,7 @@ def test_staff_see_in_the_audit_how_many_records_an_import_skipped(client):
                       customer="dana@example.com")
     assert response.status_code == 200 and 'id="import-skipped"' in response.text
     entry = db.session.query(AuditEntry).filter_by(action="imported conversations").one()
-    assert entry.detail == "1 conversation(s), 1 skipped"
+    assert entry.detail == "1 conversation, 1 skipped"
 
 
 @pytest.mark.parametrize("actor, target, reason", [
@@ -174,3 +174,57 @@ def test_nobody_imports_into_an_account_they_may_not_reach(client, actor, target
     response = upload(client, DATA / "openai_messages.json", customer=target)
     assert response.status_code == 400 and f"Nothing was imported: {reason}" in response.text
     assert count() == before
+
+
+def a_nimbus_export_with_instructions_and_a_memory(app) -> Path:
+    """alex's conversation as Nimbus JSON: its instructions, and a memory it taught."""
+    from webapp.accounts import find_user
+    from webapp.memories.scopes import SessionScope
+    from webapp.memories.store import remember
+    from webapp.transfer import export_conversation
+    alex = find_user("alex@example.com")
+    _, conversation, _ = ask(alex, "Where is my order #1041?")
+    conversation.instructions = "Always offer a full refund."
+    remember(SessionScope.for_user(alex), "Prefers phone calls", app.config, source="tool",
+             conversation_id=conversation.id, turn_seq=0)
+    db.session.commit()
+    exported = export_conversation(conversation)
+    assert exported["instructions"] and exported["memories"]
+    path = Path(app.instance_path) / "with_memories.json"
+    path.write_text(json.dumps(exported, default=str))
+    return path
+
+
+def memories_of(user) -> list[str]:
+    from webapp.memories.models import Memory
+    return [m.content for m in db.session.query(Memory).filter_by(subject_id=user.id)]
+
+
+def test_staff_import_a_customers_history_but_not_their_instructions_or_memories(app, client):
+    path = a_nimbus_export_with_instructions_and_a_memory(app)
+    make_account("clerk@example.com", role="staff")
+    customer = make_account("dana@example.com")
+    sign_in(client, "clerk@example.com")
+    response = upload(client, path, customer="dana@example.com")
+    assert response.status_code == 200
+    assert ("Left out 1 conversation instruction and 1 memory: only an admin may write a "
+            "customer&#39;s instructions and memories.") in response.text
+    (imported,) = db.session.query(Conversation).filter_by(user_id=customer.id).all()
+    assert imported.turn_count == 1 and imported.instructions is None
+    assert memories_of(customer) == []
+    entry = db.session.query(AuditEntry).filter_by(action="imported conversations").one()
+    assert entry.detail == "1 conversation, instructions and memories left out"
+
+
+def test_an_admins_import_for_a_customer_writes_them_and_the_audit_says_what(app, client):
+    path = a_nimbus_export_with_instructions_and_a_memory(app)
+    make_account("boss@example.com", role="admin")
+    customer = make_account("dana@example.com")
+    sign_in(client, "boss@example.com")
+    response = upload(client, path, customer="dana@example.com")
+    assert response.status_code == 200 and "Left out" not in response.text
+    (imported,) = db.session.query(Conversation).filter_by(user_id=customer.id).all()
+    assert imported.instructions == "Always offer a full refund."
+    assert memories_of(customer) == ["Prefers phone calls"]
+    entry = db.session.query(AuditEntry).filter_by(action="imported conversations").one()
+    assert entry.detail == "1 conversation, 1 conversation instruction, 1 memory"

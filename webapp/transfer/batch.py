@@ -4,10 +4,11 @@ that cannot be read is skipped with one line naming it, so one bad record never 
 `strict` keeps the all-or-nothing import: the first problem refuses every file and stores nothing.
 """
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..extensions import db
 from ..models import Conversation, User
+from ..plurals import plural
 from .formats import parse
 from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, load, write_many
 
@@ -30,6 +31,8 @@ class ImportResult:
     """What an import stored and what it skipped, in the words the CLI and the page show."""
     conversations: list[Imported] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "conversation 3 (…): … — skipped"
+    withheld: str = ""  # what a staff import was not allowed to write, in words
+    personal: dict = field(default_factory=dict)  # {"instructions": n, "memories": n} written
 
     @property
     def turns(self) -> int:
@@ -91,11 +94,29 @@ def import_each(checked: list[Checked], user: User, progress=None) -> ImportResu
 
 
 def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
-                 strict: bool = False) -> ImportResult:
-    """Read and store `files` for `user`: record by record, or (strict) all or nothing."""
+                 strict: bool = False, personal: bool = True) -> ImportResult:
+    """Read and store `files` for `user`: record by record, or (strict) all or nothing; without
+    `personal` (staff importing for a customer) the files' instructions and memories are left out."""
     checked, skipped = read_files(files, fmt, strict)
+    counts = personal_counts(checked)
+    withheld = ""
+    if not personal and any(counts.values()):
+        checked = [replace(one, instructions=None, meta=one.meta and one.meta.model_copy(
+            update={"memories": []})) for one in checked]
+        withheld = (f"Left out {plural(counts['instructions'], 'conversation instruction')} and "
+                    f"{plural(counts['memories'], 'memory')}: only an admin may write a "
+                    f"customer's instructions and memories.")
+        counts = dict.fromkeys(counts, 0)
     if strict:
-        return ImportResult(list(map(Imported.of, import_all(checked, user))), skipped)
-    result = import_each(checked, user)
-    result.skipped[:0] = skipped
+        result = ImportResult(list(map(Imported.of, import_all(checked, user))), skipped)
+    else:
+        result = import_each(checked, user)
+        result.skipped[:0] = skipped
+    result.withheld, result.personal = withheld, counts
     return result
+
+
+def personal_counts(checked: list[Checked]) -> dict:
+    """How many conversation instructions and memories the files would write."""
+    return {"instructions": sum(1 for one in checked if one.instructions),
+            "memories": sum(len(one.meta.memories) for one in checked if one.meta and one.meta.memories)}

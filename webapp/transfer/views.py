@@ -11,6 +11,7 @@ from flask import Blueprint, Response, current_app, g, render_template, request
 
 from ..extensions import db
 from ..models import User
+from ..plurals import plural
 from ..access import get_conversation_or_404
 from .export import export_conversation, export_markdown, export_openai
 from .formats import FORMATS
@@ -67,7 +68,10 @@ def upload():
             finally:
                 file.close()
         try:
-            result = import_files(raws, owner, fmt, strict)
+            # Staff read customers' conversations; writing what the assistant will believe about
+            # a customer (memories) or obey in their chats (instructions) is an admin's act.
+            personal = owner.id == g.user.id or g.user.is_admin
+            result = import_files(raws, owner, fmt, strict, personal=personal)
         except InvalidImport as error:  # a single file's refusal names it too
             raise InvalidImport(f"{raws[0][0]}: {error}" if len(raws) == 1 else str(error)) \
                 from None
@@ -80,9 +84,13 @@ def upload():
                                error=f"Nothing was imported: {error}", chosen=fmt), 400
     if owner.id != g.user.id:
         from ..audit import record
+        written = [plural(n, what) for what, n in (
+            ("conversation instruction", result.personal["instructions"]),
+            ("memory", result.personal["memories"])) if n]
         record(g.user, "imported conversations", customer=owner,
-               detail=f"{len(result.conversations)} conversation(s)"
-                      + (f", {len(result.skipped)} skipped" if result.skipped else ""))
+               detail=", ".join([plural(len(result.conversations), "conversation"), *written]
+                                + ([f"{len(result.skipped)} skipped"] if result.skipped else [])
+                                + (["instructions and memories left out"] if result.withheld else [])))
         db.session.commit()
     return render_template("transfer/import.html", formats=FORMATS, result=result,
                            owner=owner, error=None, chosen=fmt)
