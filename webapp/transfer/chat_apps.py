@@ -129,34 +129,3 @@ def arguments(text: str, where: str) -> dict:
 def iso(text: str | None):
     from datetime import datetime
     return datetime.fromisoformat(text) if text else None
-
-
-def openwebui(record: dict, label: str) -> Checked:
-    """An Open WebUI chat: history.messages keyed by id, from currentId back by parentId."""
-    chat = field(record, "chat", dict, label or "the file")
-    title = record.get("title") or chat.get("title")
-    label = named(label, title) or "the chat"
-    history = chat.get("history")
-    pairs: list[tuple[str, dict]] = []
-    params = chat.get("params") if isinstance(chat.get("params"), dict) else {}
-    system = chat.get("system") or params.get("system")
-    if isinstance(system, str):
-        pairs.append((f"{label}, system", {"role": "system", "content": system}))
-    if isinstance(history, dict):
-        nodes = field(history, "messages", dict, f"{label}, chat.history")
-        path = branch(nodes, history.get("currentId"), "parentId", f"{label}, chat.history")
-    else:
-        path = [(str(i), m) for i, m in enumerate(field(chat, "messages", list, f"{label}, chat"))]
-    for node_id, message in path:
-        where = f"{label}, message {node_id[:40]}"
-        if not isinstance(message, dict):
-            raise InvalidImport(f"{where}: expected an object")
-        role = field(message, "role", str, where)
-        if role not in ("user", "assistant", "system"):
-            raise InvalidImport(f"{where}, role: unknown role {role[:20]!r}")
-        created = epoch(message.get("timestamp"), f"{where}, timestamp")
-        pairs.append((where, {"role": role, "content": field(message, "content", str, where),
-                              **({"created_at": created} if created else {})}))
-    created = epoch(record.get("created_at") or chat.get("timestamp"), f"{label}, created_at")
-    return check_transcript(pairs, label, title=title if isinstance(title, str) else None,
-                            created_at=iso(created))
