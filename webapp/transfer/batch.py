@@ -31,6 +31,7 @@ class ImportResult:
     """What an import stored and what it skipped, in the words the CLI and the page show."""
     conversations: list[Imported] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "conversation 3 (…): … — skipped"
+    left_out: int = 0  # messages on inactive branches (retries, edits) not imported
     withheld: str = ""  # what a staff import was not allowed to write, in words
     personal: dict = field(default_factory=dict)  # {"instructions": n, "memories": n} written
 
@@ -43,7 +44,11 @@ class ImportResult:
         n, s = len(self.conversations), len(self.skipped)
         text = f"Imported {n} conversation{'' if n == 1 else 's'} ({self.turns} turn" \
                f"{'' if self.turns == 1 else 's'})"
-        return text + (f"; skipped {s} that could not be read." if s else ".")
+        text += f"; skipped {s} that could not be read" if s else ""
+        if self.left_out:
+            text += f"; left out {self.left_out} message{'' if self.left_out == 1 else 's'} " \
+                    "on other branches"
+        return text + "."
 
 
 def read_files(files: list[tuple[str, bytes]], fmt: str = "auto", strict: bool = False,
@@ -84,6 +89,7 @@ def import_each(checked: list[Checked], user: User, progress=None) -> ImportResu
         for start in range(0, len(checked), WRITE_BATCH):
             batch = checked[start:start + WRITE_BATCH]
             result.conversations += map(Imported.of, write_many(batch, user))
+            result.left_out += sum(one.left_out for one in batch)
             db.session.commit()
             if progress:
                 progress(sum(len(one.turns) for one in batch))
@@ -108,7 +114,8 @@ def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
                     f"customer's instructions and memories.")
         counts = dict.fromkeys(counts, 0)
     if strict:
-        result = ImportResult(list(map(Imported.of, import_all(checked, user))), skipped)
+        result = ImportResult(list(map(Imported.of, import_all(checked, user))), skipped,
+                              sum(one.left_out for one in checked))
     else:
         result = import_each(checked, user)
         result.skipped[:0] = skipped

@@ -7,7 +7,9 @@ turn. The shapes each reader expects, and where they are described, are in docs/
 import json
 
 from ..models import Conversation, User
-from .chat_apps import chatgpt, claude, closed, openwebui
+from .chat_apps import chatgpt, closed
+from .openwebui import openwebui
+from .claude import claude
 from .export import FORMAT
 from .fields import field, named, tool_arguments
 from .parts import only_placeholders, text_of

@@ -175,6 +175,7 @@ class Checked:
     instructions: str | None = None
     label: str = ""  # how errors and progress name it: "conversation 3 ('Trip to Lyon')"
     updated_at: datetime | None = None  # its last message's time, when the file gives one
+    left_out: int = 0  # messages on branches other than the active one, not imported
 
 
 def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]]:

@@ -1,0 +1,123 @@
+"""Open WebUI chats: the branch from currentId back by parentId, its markup turned into structure.
+
+Open WebUI writes reasoning and tool calls into the answer as `<details type=…>` blocks and, in
+newer versions, as structured `output[]` items; reasoning is dropped (Nimbus keeps no model notes,
+as with reasoning parts in OpenAI files) and calls become neutral tool calls with their results.
+"""
+import html
+import json
+import re
+
+from .chat_apps import branch, closed, iso
+from .claude import as_list
+from .fields import epoch, field, named
+from .importer import Checked, InvalidImport, check_transcript
+
+DETAILS = re.compile(r'<details\s+type="(?P<kind>[a-z_]+)"(?P<attrs>[^>]*)>.*?</details>\s*',
+                     re.S)
+ATTR = re.compile(r'(\w+)="([^"]*)"')
+
+
+def openwebui(record: dict, label: str) -> Checked:
+    """An Open WebUI chat: history.messages keyed by id, from currentId back by parentId."""
+    chat = field(record, "chat", dict, label or "the file")
+    title = record.get("title") or chat.get("title")
+    label = named(label, title) or "the chat"
+    history = chat.get("history")
+    pairs: list[tuple[str, dict]] = []
+    params = chat.get("params") if isinstance(chat.get("params"), dict) else {}
+    system = chat.get("system") or params.get("system")
+    if isinstance(system, str):
+        pairs.append((f"{label}, system", {"role": "system", "content": system}))
+    left_out = 0
+    if isinstance(history, dict):
+        nodes = field(history, "messages", dict, f"{label}, chat.history")
+        path = branch(nodes, history.get("currentId"), "parentId", f"{label}, chat.history")
+        left_out = len(nodes) - len(path)
+    else:
+        path = [(str(i), m) for i, m in enumerate(field(chat, "messages", list, f"{label}, chat"))]
+    for node_id, message in path:
+        where = f"{label}, message {node_id[:40]}"
+        if not isinstance(message, dict):
+            raise InvalidImport(f"{where}: expected an object")
+        role = field(message, "role", str, where)
+        if role not in ("user", "assistant", "system"):
+            raise InvalidImport(f"{where}, role: unknown role {role[:20]!r}")
+        created = epoch(message.get("timestamp"), f"{where}, timestamp")
+        stamp = {"created_at": created} if created else {}
+        content = message.get("content") if isinstance(message.get("content"), str) else ""
+        if role == "assistant":
+            pairs += assistant_steps(message, content, where, stamp)
+        else:
+            pairs.append((where, {"role": role, "content": content, **stamp}))
+    created = epoch(record.get("created_at") or chat.get("timestamp"), f"{label}, created_at")
+    checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
+                               else None, created_at=iso(created))
+    checked.left_out = left_out
+    return checked
+
+
+def assistant_steps(message: dict, content: str, where: str, stamp: dict) -> list:
+    """An answer as neutral messages: structured output[] when present, else its markup."""
+    items = [i for i in as_list(message.get("output")) if isinstance(i, dict)]
+    if items:
+        return output_steps(items, where, stamp)
+    out, start = [], 0
+    for block in DETAILS.finditer(content):
+        attrs = {k: html.unescape(v) for k, v in ATTR.findall(block["attrs"])}
+        if block["kind"] == "tool_calls" and attrs.get("name"):
+            text = content[start:block.start()].strip()
+            start = block.end()
+            out += call_pair(attrs.get("id") or f"call_{len(out)}", attrs["name"],
+                             attrs.get("arguments"), attrs.get("result"), text, where, stamp)
+    answer = DETAILS.sub("", content[start:]).strip()
+    out.append((where, {"role": "assistant", "content": answer, **stamp}))
+    return out
+
+
+def call_pair(call_id, name, arguments, result, text: str, where: str, stamp: dict) -> list:
+    """A tool call and, when the file holds it, its result."""
+    call = {"id": str(call_id)[:200], "name": str(name)[:200], "arguments": args(arguments)}
+    out = [(where, {"role": "assistant", "content": text, "tool_calls": [call], **stamp})]
+    if result is not None:
+        body = result if isinstance(result, str) else json.dumps(result)
+        try:  # Open WebUI writes the result JSON-encoded
+            decoded = json.loads(body)
+            body = decoded if isinstance(decoded, str) else json.dumps(decoded)
+        except ValueError:
+            pass
+        out.append((where, {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
+                            "content": body}))
+    return out
+
+
+def args(value) -> dict:
+    """A call's arguments as an object, whatever shape the file gives them in."""
+    if isinstance(value, dict):
+        return value
+    try:
+        decoded = json.loads(value) if isinstance(value, str) and value.strip() else {}
+    except ValueError:
+        return {"input": value}
+    return decoded if isinstance(decoded, dict) else {"input": decoded}
+
+
+def output_steps(items: list[dict], where: str, stamp: dict) -> list:
+    """Open WebUI's output[]: messages, function_call and function_call_output, reasoning."""
+    results = {i.get("call_id"): i.get("output") for i in items
+               if i.get("type") == "function_call_output"}
+    out, text = [], []
+    for item in items:
+        kind = item.get("type")
+        if kind == "message":
+            text += [p["text"] for p in as_list(item.get("content"))
+                     if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()]
+        elif kind == "function_call":
+            result = results.get(item.get("call_id"))
+            if isinstance(result, list):
+                result = "\n".join(p.get("text", "") for p in result if isinstance(p, dict))
+            out += call_pair(item.get("call_id") or f"call_{len(out)}", item.get("name") or "tool",
+                             item.get("arguments"), result, "\n\n".join(text), where, stamp)
+            text = []
+    out.append((where, {"role": "assistant", "content": "\n\n".join(text), **stamp}))
+    return out
