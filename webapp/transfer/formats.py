@@ -8,6 +8,7 @@ import json
 
 from ..models import Conversation, User
 from .chat_apps import chatgpt, closed
+from .librechat import librechat
 from .openwebui import openwebui
 from .claude import claude
 from .export import FORMAT
@@ -16,7 +17,8 @@ from .parts import only_placeholders, text_of
 from .importer import (Checked, InvalidImport, JsonLines, UnreadableLine, check_nimbus,
                        check_transcript, import_all)
 
-FORMATS = ("auto", "nimbus", "openai", "chatgpt", "claude", "openwebui", "sharegpt")
+FORMATS = ("auto", "nimbus", "openai", "chatgpt", "claude", "openwebui", "sharegpt",
+           "librechat")
 # The key a record of each multi-conversation format always has.
 MARKERS = {"mapping": "chatgpt", "chat_messages": "claude", "chat": "openwebui",
            "conversations": "sharegpt", "messages": "openai"}
@@ -27,6 +29,10 @@ def detect(data) -> str:
     if isinstance(data, dict):
         if data.get("format") == FORMAT:
             return "nimbus"
+        if "conversationId" in data and ("messages" in data or "messagesTree" in data):
+            return "librechat"
+        if {"history", "folders"} <= data.keys():
+            raise InvalidImport("a Chatbot UI export is not a format Nimbus reads yet")
         for key, fmt in MARKERS.items():
             if key in data:
                 return fmt
@@ -42,7 +48,7 @@ def detect(data) -> str:
         raise InvalidImport("the file holds no conversations")
     raise InvalidImport("not a conversation file Nimbus reads: expected a Nimbus export, OpenAI "
                         "messages, ChatGPT's or Claude's conversations.json, an Open WebUI "
-                        "export or ShareGPT")
+                        "export, a LibreChat export or ShareGPT")
 
 
 def parse(data, fmt: str = "auto", progress=None, skipped: list[str] | None = None
@@ -71,7 +77,7 @@ def read(data, fmt: str = "auto", progress=None, skipped: list[str] | None = Non
             and (not data or "messages" not in data[0]):
         return [with_words(check_transcript(openai_messages(data)))]
     readers = {"openai": openai_record, "chatgpt": chatgpt, "claude": claude,
-               "openwebui": openwebui, "sharegpt": sharegpt}
+               "openwebui": openwebui, "sharegpt": sharegpt, "librechat": librechat}
     records = data if isinstance(data, list) else [data]
     if not records:
         raise InvalidImport("the file holds no conversations")

@@ -1,0 +1,73 @@
+"""LibreChat's own JSON export: one conversation, its messages a flat list or a `children` tree.
+
+Messages link by parentMessageId; the branch a person saw last is the path to the latest leaf,
+which is what is imported (the rest is counted as left out). Every field is guarded: the export
+is written by many LibreChat versions and endpoints.
+"""
+from .claude import as_list
+from .fields import named
+from .importer import Checked, InvalidImport, check_transcript
+from .schema import iso_time
+
+
+def flatten(messages: list) -> list[dict]:
+    """Every message of a flat list or a nested `children` tree, in file order."""
+    out, stack = [], list(reversed(messages))
+    while stack:
+        message = stack.pop()
+        if isinstance(message, dict):
+            out.append(message)
+            stack += reversed(as_list(message.get("children")))
+    return out
+
+
+def words(message: dict) -> str:
+    """A message's text: `text`, or the text parts of `content` (agents' messages)."""
+    if isinstance(message.get("text"), str) and message["text"].strip():
+        return message["text"]
+    texts = []
+    for part in as_list(message.get("content")):
+        text = part.get("text") if isinstance(part, dict) else None
+        text = text.get("value") if isinstance(text, dict) else text
+        if isinstance(text, str) and text.strip():
+            texts.append(text)
+    return "\n\n".join(texts)
+
+
+def when(value):
+    try:
+        return iso_time(value) if value else None
+    except (ValueError, TypeError):
+        return None
+
+
+def librechat(record: dict, label: str) -> Checked:
+    """A LibreChat conversation: the path from the root to its latest leaf."""
+    title = record.get("title")
+    label = named(label, title) or "the conversation"
+    nodes = flatten(as_list(record.get("messages")) or as_list(record.get("messagesTree")))
+    if not nodes:
+        raise InvalidImport(f"{label}: no messages")
+    by_id = {m.get("messageId"): m for m in nodes if m.get("messageId")}
+    parents = {m.get("parentMessageId") for m in nodes}
+    leaves = [m for m in nodes if m.get("messageId") not in parents] or nodes
+    leaf = max(leaves, key=lambda m: (str(m.get("createdAt") or ""), nodes.index(m)))
+    path, seen = [], set()
+    while leaf is not None and id(leaf) not in seen:
+        seen.add(id(leaf))
+        path.append(leaf)
+        leaf = by_id.get(leaf.get("parentMessageId"))
+    pairs = []
+    for message in reversed(path):
+        where = f"{label}, message {str(message.get('messageId') or nodes.index(message) + 1)[:40]}"
+        created = when(message.get("createdAt"))
+        role = "user" if message.get("isCreatedByUser") else "assistant"
+        text = words(message) + "".join(
+            f"\n\n[file: {f.get('filename') or f.get('file_id') or 'file'}]"
+            for f in as_list(message.get("files")) if isinstance(f, dict))
+        pairs.append((where, {"role": role, "content": text.strip(),
+                              **({"created_at": created.isoformat()} if created else {})}))
+    checked = check_transcript(pairs, label, title=title if isinstance(title, str) else None,
+                               created_at=when(path[-1].get("createdAt")))
+    checked.left_out = len(nodes) - len(path)
+    return checked
