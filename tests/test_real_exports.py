@@ -14,7 +14,8 @@ REAL = Path(__file__).parent / "data" / "real"
 
 def imported(runner, name: str) -> list[Conversation]:
     output = run(runner, "import", str(REAL / name))
-    ids = [line.split()[0] for line in output.splitlines() if line.startswith("  ")]
+    ids = [line.split()[0] for line in output.splitlines() if line.startswith("  ")] or \
+        re.findall(r"as conversation: (\w+)", output)  # one conversation is said in one line
     return [db.session.get(Conversation, i) for i in ids]
 
 
@@ -83,3 +84,20 @@ def test_strict_refuses_librechats_export_for_its_corrupted_entry(runner):
                                  str(REAL / "librechat_chatgpt_modern_export.json")])
     assert result.exit_code == 1 and "conversation 2 ('Corrupted entry')" in result.output
     assert db.session.query(Conversation).count() == before
+
+
+def test_librechat_own_export_imports_its_three_turns(runner):
+    (conversation,) = imported(runner, "librechat_export.json")
+    assert conversation.turn_count == 3
+    texts = stored_texts([conversation])
+    assert len(texts) == 6 and all(t.strip() for t in texts)
+
+
+def test_librechats_open_webui_fixture_keeps_the_answer_and_the_tool_call_not_the_markup(runner):
+    first, second, third = imported(runner, "librechat_openwebui_export.json")
+    assert [c.turn_count for c in (first, second, third)] == [1, 1, 1]
+    assert first.turns[0].answer.strip() == "255" and "<details" not in first.turns[0].answer
+    (call,) = [c for m in second.turns[0].messages for c in m.get("tool_calls") or []]
+    assert (call["name"], call["arguments"]) == ("get_weather", {"city": "Paris"})
+    assert [m["content"] for m in second.turns[0].messages if m["role"] == "tool"] == ["Paris: 18C, rain"]
+    assert (third.turns[0].question, third.turns[0].answer) == ("Hello", "Hi there!")
