@@ -41,7 +41,7 @@ def test_import_accepts_a_plain_list_of_messages(runner, tmp_path):
                                 {"role": "user", "content": "Bye"},
                                 {"role": "assistant", "content": "Goodbye!"}]))
     result = runner.invoke(args=["import", str(path)])
-    assert "Imported 2 turn(s)" in result.output
+    assert "Imported 2 turns" in result.output
     new_id = result.output.split("conversation: ")[1].strip()
     shown = runner.invoke(args=["show", new_id]).output
     assert "ignored" not in shown and "Goodbye!" in shown
@@ -353,7 +353,7 @@ def test_a_version_1_file_still_imports(runner, tmp_path):
     path = tmp_path / "old.json"
     path.write_text(json.dumps({"format": "nimbus.conversation", "version": 1, "turns": [
         {"messages": [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "fine"}]}]}))
-    assert "Imported 1 turn(s)" in run(runner, "import", str(path))
+    assert "Imported 1 turn as" in run(runner, "import", str(path))
 
 
 def test_a_hand_edited_summary_survives_export_and_import(runner, alex, tmp_path):
@@ -442,7 +442,7 @@ def test_files_of_every_older_version_still_import(runner, tmp_path, version):
     path = tmp_path / "old.json"
     path.write_text(json.dumps({"format": "nimbus.conversation", "version": version, "turns": [
         {"messages": [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "fine"}]}]}))
-    assert "Imported 1 turn(s)" in run(runner, "import", str(path))
+    assert "Imported 1 turn as" in run(runner, "import", str(path))
 
 
 @pytest.mark.parametrize("memory, reason", [

@@ -393,11 +393,11 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
         click.echo(line, err=True)
     if len(conversations) == 1 and not result.skipped:
         conversation = conversations[0]
-        click.echo(f"Imported {conversation.turn_count} turn(s) as conversation: {conversation.id}")
+        click.echo(f"Imported {plural(conversation.turn_count, 'turn')} as conversation: {conversation.id}")
     else:
         click.echo(result.summary)
         for conversation in conversations:
-            click.echo(f"  {conversation.id}  {conversation.turn_count:>5} turn(s)  "
+            click.echo(f"  {conversation.id}  {plural(conversation.turn_count, 'turn'):>11}  "
                        f"{conversation.title}")
     if queue_vectors(conversations, current_app.config):
         click.echo("Queued its turns for similarity search (batched, in the background).")

@@ -5,6 +5,7 @@ from datetime import timedelta
 
 from ..extensions import db
 from ..models import utcnow
+from ..plurals import plural
 from .models import DistillCheckpoint
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ def waiting_out(checkpoint: DistillCheckpoint, now=None) -> str | None:
     """Why this run must not read yet (an earlier read was cut or refused), or None."""
     if checkpoint.retry_after is None or checkpoint.retry_after <= (now or utcnow()):
         return None
-    return (f"waiting: {checkpoint.failed_tries} cut or refused read(s), next try after "
+    return (f"waiting: {plural(checkpoint.failed_tries, 'cut or refused read')}, next try after "
             f"{checkpoint.retry_after:%H:%M:%S} UTC")
 
 
