@@ -1,4 +1,5 @@
 """What every provider returns, and the one error the agent loop catches."""
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -51,7 +52,7 @@ class Reply:
         return assistant_message(self.text, [c.as_dict() for c in self.tool_calls], self.provider_raw)
 
 
-class ChatProvider:
+class ChatProvider(ABC):
     """What every provider is and can do, declared on its class (as simonw/llm's models declare
     `can_stream` and `supports_tools`), so callers read capabilities instead of probing for them."""
     name: str = "chat provider"
@@ -60,9 +61,9 @@ class ChatProvider:
     takes_options: bool = False  # stream() takes max_tokens=, response_format= and purpose=
     supports_tools: bool = True  # the tool specs it is given reach the model
 
+    @abstractmethod
     def stream(self, messages: list[dict], tools: list[dict]) -> Iterator["str | Reply"]:
         """Yield text deltas as they come, then exactly one Reply; raise ProviderError on failure."""
-        raise NotImplementedError
 
     def cancel(self, thread_id: int | None = None, reason: str = "stopped") -> None:
         """End the call that thread is reading now (Stop); a provider without sockets has none."""

@@ -3,6 +3,7 @@
 Claude keeps every retry as a tree through `parent_message_uuid`; the branch a person saw last is
 the path to the latest leaf, which is what is imported (the rest is counted as left out).
 """
+from .branches import latest_leaf_path
 from .chat_apps import closed
 from .fields import field, named
 from .importer import Checked, InvalidImport, check_transcript
@@ -32,16 +33,7 @@ def active_branch(messages: list) -> list:
     nodes = [m for m in messages if isinstance(m, dict)]
     if len(nodes) != len(messages) or not any(m.get("parent_message_uuid") for m in nodes):
         return messages
-    by_id = {m.get("uuid"): m for m in nodes if m.get("uuid")}
-    parents = {m.get("parent_message_uuid") for m in nodes}
-    leaves = [m for m in nodes if m.get("uuid") not in parents]
-    leaf = max(leaves, key=lambda m: (str(m.get("created_at") or ""), nodes.index(m)))
-    path, seen = [], set()
-    while leaf is not None and id(leaf) not in seen:
-        seen.add(id(leaf))
-        path.append(leaf)
-        leaf = by_id.get(leaf.get("parent_message_uuid"))
-    return path[::-1]
+    return latest_leaf_path(nodes, "uuid", "parent_message_uuid", "created_at")
 
 
 def claude(record: dict, label: str) -> Checked:
@@ -51,8 +43,9 @@ def claude(record: dict, label: str) -> Checked:
     messages = field(record, "chat_messages", list, label)
     branch = active_branch(messages)
     pairs: list[tuple[str, dict]] = []
+    position = {id(m): i for i, m in enumerate(messages)}
     for message in branch:
-        where = f"{label}, message {messages.index(message) + 1}"
+        where = f"{label}, message {position[id(message)] + 1}"
         if not isinstance(message, dict):
             raise InvalidImport(f"{where}: expected an object")
         sender = field(message, "sender", str, where)

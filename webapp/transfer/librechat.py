@@ -4,6 +4,7 @@ Messages link by parentMessageId; the branch a person saw last is the path to th
 which is what is imported (the rest is counted as left out). Every field is guarded: the export
 is written by many LibreChat versions and endpoints.
 """
+from .branches import latest_leaf_path
 from .claude import as_list
 from .fields import named
 from .importer import Checked, InvalidImport, check_transcript
@@ -48,17 +49,9 @@ def librechat(record: dict, label: str) -> Checked:
     nodes = flatten(as_list(record.get("messages")) or as_list(record.get("messagesTree")))
     if not nodes:
         raise InvalidImport(f"{label}: no messages")
-    by_id = {m.get("messageId"): m for m in nodes if m.get("messageId")}
-    parents = {m.get("parentMessageId") for m in nodes}
-    leaves = [m for m in nodes if m.get("messageId") not in parents] or nodes
-    leaf = max(leaves, key=lambda m: (str(m.get("createdAt") or ""), nodes.index(m)))
-    path, seen = [], set()
-    while leaf is not None and id(leaf) not in seen:
-        seen.add(id(leaf))
-        path.append(leaf)
-        leaf = by_id.get(leaf.get("parentMessageId"))
+    path = latest_leaf_path(nodes, "messageId", "parentMessageId", "createdAt")
     pairs = []
-    for message in reversed(path):
+    for message in path:
         where = f"{label}, message {str(message.get('messageId') or nodes.index(message) + 1)[:40]}"
         created = when(message.get("createdAt"))
         role = "user" if message.get("isCreatedByUser") else "assistant"
