@@ -104,7 +104,8 @@ def target(request, app):
                           NIMBUS_PROVIDER_TIMEOUT=10.0, NIMBUS_FIRST_TOKEN_TIMEOUT=5.0)
             if "props" not in fake.quirks.probes and "models_len" not in fake.quirks.probes \
                     and "api_show" not in fake.quirks.probes and "lmstudio" not in fake.quirks.probes:
-                # a server that does not say its window or slots: set as README "Local models" says
+                # a server that does not say its window or slots: set as docs/operations.md
+                # "Local models" says
                 config["NIMBUS_CONTEXT_WINDOW"] = fake.quirks.window
                 if fake.quirks.slots:
                     config["NIMBUS_PROVIDER_SLOTS"] = fake.quirks.slots

@@ -5,7 +5,7 @@ import secrets
 
 # Every key the app reads, with its default. Environment variables of the same name override.
 DEFAULTS = {
-    "SECRET_KEY": None,  # None: a random key kept in instance/secret_key (README "Production checklist")
+    "SECRET_KEY": None,  # None: a random key in instance/secret_key (docs/operations.md "Production checklist")
     "NIMBUS_SECRET_KEY_FILE": None,  # where that key is kept; None: instance/secret_key
     "NIMBUS_BACKUP_FOLDER": None,  # init-db copies a SQLite file here before upgrading it; None: instance/backups
     "DATABASE_URL": None,  # None: SQLite file in the instance folder
@@ -15,7 +15,7 @@ DEFAULTS = {
     "NIMBUS_MODEL_TITLES": True,  # a real model titles a conversation after its first answer
     # Deadlines of a model call (webapp/llm/calls.py): none cuts a reply the server is still writing
     "NIMBUS_PROVIDER_TIMEOUT": 60.0,  # longest wait for a provider to start: a slot, a first token
-    # The provider profile (webapp/llm/profile.py, README "Local models"): None = ask the server
+    # The provider profile (webapp/llm/profile.py, docs/operations.md "Local models"): None = ask the server
     "NIMBUS_FIRST_TOKEN_TIMEOUT": 30.0,  # seconds to the first word; keep-alives don't reset it
     "NIMBUS_IDLE_TIMEOUT": 30.0,  # seconds of silence between two chunks of a reply
     "NIMBUS_MIN_TOKENS_PER_SECOND": 1.0,  # slowest pace accepted: caps a reply at max_tokens / this
@@ -47,7 +47,7 @@ DEFAULTS = {
     "NIMBUS_DEMO_USER": "alex@example.com",
     "NIMBUS_PUBLIC_URL": "http://127.0.0.1:5000",  # where the commands' printed links point
     "NIMBUS_SIGN_IN_LINK_MINUTES": 10,  # a one-time sign-in link printed by ask/chat lasts this long
-    # Reply runs under load (README "Running under load")
+    # Reply runs under load (docs/operations.md "Running under load")
     "NIMBUS_LEASE_SECONDS": 10.0,  # a lock or pending turn not renewed this long is taken over
     "NIMBUS_HEARTBEAT_SECONDS": 2.0,  # each worker renews leases and checkpoints words this often
     "NIMBUS_STOP_POLL_SECONDS": 0.5,  # how often a worker looks for Stop pressed on another one
@@ -57,7 +57,7 @@ DEFAULTS = {
     "NIMBUS_DB_MAX_OVERFLOW": 20,  # extra connections per worker at peaks
     "NIMBUS_DB_POOL_TIMEOUT": 10.0,  # seconds a statement waits for a free connection
     "NIMBUS_DEMO_STAFF": "staff@example.com",  # init-db --demo creates it and prints its password
-    # Accounts (webapp/accounts/, README "Accounts and roles")
+    # Accounts (webapp/accounts/, docs/accounts.md)
     "NIMBUS_GUESTS": True,  # a guest customer per browser without signing in; False: /login first
     "NIMBUS_SIGNUP": True,  # people may create their own customer account at /signup
     "NIMBUS_SESSION_HOURS": 12.0,  # a signed-in session ends after this long idle

@@ -118,7 +118,8 @@ def holds_rows(tables) -> bool:
 
 def backup_sqlite(folder: str, revision: str) -> str | None:
     """Copy the SQLite file aside with SQLite's backup API (consistent even mid-WAL, with other
-    processes writing); other databases are the operator's to back up (README "Upgrading")."""
+    processes writing); other databases are the operator's to back up
+    (docs/operations.md "Backups and upgrades")."""
     url = db.engine.url
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return None

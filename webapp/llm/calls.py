@@ -193,7 +193,7 @@ class PrioritySlots:
     by background calls ends one of them: a local server's one slot is the chat's at once.
     A wait goes on past its timeout while a call holding a slot is within its deadlines: the
     server is busy writing a reply, not down. Threads of one process share it; processes do not
-    (README "Local models")."""
+    (docs/operations.md "Local models")."""
 
     def __init__(self, size: int):
         self.size = size

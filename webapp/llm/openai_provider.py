@@ -1,6 +1,6 @@
 """Any OpenAI-compatible Chat Completions endpoint (OpenAI, Gemini, Ollama, vLLM, llama.cpp).
 
-Servers differ in what they accept and how they stream (README "Local models"); this module
+Servers differ in what they accept and how they stream (docs/operations.md "Local models"); this module
 sends what all of them take and reads what any of them sends:
 - `tool_choice: "auto"` wherever tools are offered (llama-cpp-python leaves the tools out of
   the prompt without it); a server that refuses tools while streaming (llama-cpp-python: an
