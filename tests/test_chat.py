@@ -166,8 +166,8 @@ def test_rename_conversation_renames_title_and_tab(guest):
     assert 'name="title" value="Hello"' in form and f'hx-patch="/c/{conversation_id}"' in form
     response = guest.patch(f"/c/{conversation_id}", data={"title": "  Refund   for 1042 "},
                            headers={"HX-Current-URL": f"http://localhost/c/{conversation_id}"})
-    assert 'id="conversation-title" class="conversation-title" hx-swap-oob="true">Refund for 1042<' \
-        in response.text
+    assert ('id="conversation-title" class="conversation-title" title="Refund for 1042" '
+            'hx-swap-oob="true">Refund for 1042<') in response.text
     assert "<title>Refund for 1042 · Nimbus</title>" in response.text
     assert db.session.get(Conversation, conversation_id).title == "Refund for 1042"
 
