@@ -18,9 +18,21 @@
     menu.hidden = false;
     button.setAttribute("aria-expanded", "true");
     current = { button: button, menu: menu };
-    if (menu.scrollIntoView) menu.scrollIntoView({ block: "nearest" });  // the sidebar's last item
+    reveal(menu);
     var items = entries(menu);
-    if (items.length) items[last ? items.length - 1 : 0].focus();
+    if (items.length) items[last ? items.length - 1 : 0].focus({ preventScroll: true });
+  }
+
+  // The menu of the sidebar's last item shows whole: its own scroller moves, never the page's
+  // frame (scrollIntoView would move the overflow-hidden layout too).
+  function reveal(menu) {
+    var scroller = menu.parentElement;
+    while (scroller && scroller !== document.body && !/(auto|scroll)/.test(getComputedStyle(scroller).overflowY)) {
+      scroller = scroller.parentElement;
+    }
+    if (!scroller || scroller === document.body) return;
+    var below = menu.getBoundingClientRect().bottom - scroller.getBoundingClientRect().bottom;
+    if (below > 0) scroller.scrollTop += below + 8;
   }
 
   function closeMenu(refocus) {

@@ -163,3 +163,16 @@ def test_a_menu_closes_on_a_click_elsewhere_and_after_a_download(page):
     item_button.click()
     page.get_by_role("button", name="Conversation actions").click()  # one menu open at a time
     expect(page.locator(f"#conversation-{conversation}").get_by_role("menu")).to_be_hidden()
+
+
+def test_the_last_items_menu_shows_whole_and_the_page_stays_put(new_page):
+    page = new_page(1280, 380)
+    conversation = seeded(page)
+    page.locator(f"#conversation-{conversation}").get_by_role("button", name=re.compile("^Actions for")).click()
+    menu = page.locator(f"#conversation-{conversation}").get_by_role("menu")
+    expect(menu.get_by_role("menuitem", name="Delete")).to_be_in_viewport()
+    sidebar = page.locator("#sidebar").bounding_box()
+    box = menu.bounding_box()
+    assert box["y"] + box["height"] <= sidebar["y"] + sidebar["height"] + 1  # scrolled whole px
+    assert page.evaluate("""() => scrollY === 0 && document.querySelector('.chat-layout').scrollTop === 0
+        && document.querySelector('.topbar').getBoundingClientRect().top === 0""")
