@@ -178,6 +178,15 @@ def test_cancelling_a_rename_puts_the_item_back(guest):
     assert f'id="conversation-{conversation_id}"' in item and ">Hello</a>" in item
 
 
+def test_a_sidebar_item_keeps_its_actions_behind_one_menu_button(guest):
+    conversation_id, _ = start(guest, "Hello")
+    item = guest.get(f"/c/{conversation_id}/item").text
+    assert item.count("<button") == 5 and item.count('role="menuitem"') == 5  # the "…" and its menu
+    assert 'aria-haspopup="menu" aria-expanded="false"' in item and 'aria-label="Actions for “Hello”"' in item
+    assert f'aria-controls="actions-menu-{conversation_id}"' in item
+    assert f'<ul class="action-menu__items" id="actions-menu-{conversation_id}" role="menu"' in item
+
+
 def test_too_long_a_name_is_refused(guest):
     conversation_id, _ = start(guest, "Hello")
     response = guest.patch(f"/c/{conversation_id}", data={"title": "x" * 201})

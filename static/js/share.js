@@ -5,7 +5,7 @@
   "use strict";
 
   function sheet() { return document.getElementById("share-sheet"); }
-  function menuButton() { return document.getElementById("conversation-actions"); }
+  function menuButton() { return document.getElementById("conversation-menu-button"); }
 
   function openSheet() {
     var s = sheet();

@@ -15,7 +15,7 @@ LONG_TITLE = "Where is the rain jacket I ordered last week, and can I still chan
 TARGETS = """() => [...document.querySelectorAll(
     'button, a[href], input:not([type=hidden]), textarea, select, summary')]
   .filter(e => e.checkVisibility({visibilityProperty: true}) && !e.closest('.visually-hidden'))
-  .filter(e => !e.closest('.markdown, p, li.share-note, dd') || e.closest('.suggestions'))
+  .filter(e => !e.closest('.markdown, p, dd'))
   .filter(e => e.className !== 'skip-link')
   .map(e => { const box = /^(checkbox|radio)$/.test(e.type) && e.closest('label') || e;
     const r = box.getBoundingClientRect();  // a box's label is its target
