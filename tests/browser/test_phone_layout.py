@@ -91,6 +91,10 @@ def test_every_tap_target_is_44_px_on_a_touch_phone(browser, live_server):
                       "button", name=re.compile("^Actions for")).click(),
                   "conversation menu": lambda: (page.keyboard.press("Escape"), page.keyboard.press("Escape"),
                                                 page.get_by_role("button", name="Conversation actions").click()),
+                  "share panel": lambda: (
+                      page.get_by_role("menuitem", name="Share a read-only link…").click(),
+                      page.get_by_role("button", name="Share a read-only link").click(),
+                      expect(page.get_by_role("button", name="Revoke")).to_be_visible()),
                   "viewer": lambda: page.goto(f"/c/{conversation}/viewer"),
                   "memories": lambda: page.goto("/memories"),
                   "memory editor": lambda: page.locator(".memory-edit summary").first.click()}
