@@ -166,8 +166,8 @@ def test_rename_conversation_renames_title_and_tab(guest):
     assert 'name="title" value="Hello"' in form and f'hx-patch="/c/{conversation_id}"' in form
     response = guest.patch(f"/c/{conversation_id}", data={"title": "  Refund   for 1042 "},
                            headers={"HX-Current-URL": f"http://localhost/c/{conversation_id}"})
-    assert 'id="conversation-title" class="conversation-title" hx-swap-oob="true">Refund for 1042<' \
-        in response.text
+    assert ('id="conversation-title" class="conversation-title" title="Refund for 1042" '
+            'hx-swap-oob="true">Refund for 1042<') in response.text
     assert "<title>Refund for 1042 · Nimbus</title>" in response.text
     assert db.session.get(Conversation, conversation_id).title == "Refund for 1042"
 
@@ -176,6 +176,15 @@ def test_cancelling_a_rename_puts_the_item_back(guest):
     conversation_id, _ = start(guest, "Hello")
     item = guest.get(f"/c/{conversation_id}/item").text
     assert f'id="conversation-{conversation_id}"' in item and ">Hello</a>" in item
+
+
+def test_a_sidebar_item_keeps_its_actions_behind_one_menu_button(guest):
+    conversation_id, _ = start(guest, "Hello")
+    item = guest.get(f"/c/{conversation_id}/item").text
+    assert item.count("<button") == 5 and item.count('role="menuitem"') == 5  # the "…" and its menu
+    assert 'aria-haspopup="menu" aria-expanded="false"' in item and 'aria-label="Actions for “Hello”"' in item
+    assert f'aria-controls="actions-menu-{conversation_id}"' in item
+    assert f'<ul class="action-menu__items" id="actions-menu-{conversation_id}" role="menu"' in item
 
 
 def test_too_long_a_name_is_refused(guest):

@@ -34,7 +34,7 @@ def test_a_pinned_conversation_sits_on_top_under_pinned(guest, three):
     assert response.status_code == 200 and ">Pinned</h2>" in response.text
     assert sidebar_ids(response.text, "pinned") == [oldest.id]
     page = guest.get("/").text
-    assert sidebar_ids(page)[0] == oldest.id and f'Unpin “{oldest.title}”' in page
+    assert sidebar_ids(page)[0] == oldest.id and f'Actions for “{oldest.title}”' in page and ">Unpin</button>" in page
 
 
 def test_unpin_and_the_notes_undo_put_it_back_in_date_order(guest, three):

@@ -9,7 +9,7 @@ from tests.fakes.paced_model import PacedModel
 from webapp.extensions import db
 from webapp.models import Conversation
 
-from tests.browser.test_chat_page import SEED, reply_with, send  # noqa: F401  (reply_with: a fixture)
+from tests.browser.test_chat_page import SEED, choose, reply_with, send  # noqa: F401  (reply_with: a fixture)
 
 DESKTOP, PHONE, SMALL = (1280, 800), (390, 844), (360, 740)
 
@@ -259,7 +259,7 @@ def test_the_undo_note_leaves_when_its_window_has_passed(page, live_app, monkeyp
     monkeypatch.setitem(live_app.config, "NIMBUS_DELETE_UNDO_SECONDS", 1)
     page.goto("/")
     send(page, "Hello", 0)
-    page.get_by_role("button", name="Delete “Hello”").click()
+    choose(page, "Hello", "Delete")
     expect(page.get_by_role("button", name="Undo")).to_be_visible()
     expect(page.get_by_role("button", name="Undo")).to_have_count(0, timeout=5000)
     page.reload()

@@ -23,6 +23,12 @@ def send(page, message, seq):
     expect(page.locator(f"#turn-{seq + 1}-answer:not(.is-streaming)")).to_be_visible()
 
 
+def choose(page, title, action):
+    """Open a sidebar item's "…" menu and choose one of its actions."""
+    page.get_by_role("button", name=f"Actions for “{title}”").click()
+    page.get_by_role("menu").get_by_role("menuitem", name=action).click()
+
+
 def stream_requests(page) -> list[str]:
     urls = []
     page.on("request", lambda request: urls.append(request.url) if "/stream" in request.url else None)
@@ -155,20 +161,21 @@ def test_rename_inline_and_delete_with_undo_from_the_sidebar(page):
     page.goto("/")
     send(page, "How long does shipping take?", 0)
     send(page, "Thanks!", 1)
-    page.get_by_role("button", name="Rename “How long does shipping take”").click()
+    choose(page, "How long does shipping take", "Rename")
     name = page.get_by_label("New name for “How long does shipping take”")
     expect(name).to_be_focused()
     name.fill("Never mind")
     name.press("Escape")
     expect(page.locator(".conversation-item.is-open .conversation-link")).to_have_text("How long does shipping take")
-    page.get_by_role("button", name="Rename “How long does shipping take”").click()
+    expect(page.get_by_role("button", name="Actions for “How long does shipping take”")).to_be_focused()
+    choose(page, "How long does shipping take", "Rename")
     expect(name).to_be_focused()  # htmx has taken the form over
     name.fill("Shipping ☁ questions")
     name.press("Enter")
     expect(page.locator(".conversation-item.is-open")).to_contain_text("Shipping ☁ questions")
     expect(page.locator("#conversation-title")).to_have_text("Shipping ☁ questions")
     expect(page).to_have_title("Shipping ☁ questions · Nimbus")
-    page.get_by_role("button", name="Delete “Shipping ☁ questions”").click()
+    choose(page, "Shipping ☁ questions", "Delete")
     expect(page).to_have_url(re.compile(r"/\?deleted=[0-9a-f]{32}$"))
     expect(page.locator(".conversation-item")).to_have_count(0)
     undo = page.get_by_role("button", name="Undo")

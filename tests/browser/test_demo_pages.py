@@ -1,5 +1,5 @@
 """Issue 24's demo pages in a real browser at 1280 and 390 px: pin and archive in the sidebar, the
-chat's Share & export menu, a terminal's one-time sign-in link, imported turns in the viewer and
+chat's "…" menu (share and export), a terminal's one-time sign-in link, imported turns in the viewer and
 the seeded long conversation's six fates."""
 import re
 from pathlib import Path
@@ -31,10 +31,11 @@ def open_sidebar(page, size):
 
 
 def act_on(page, conversation, action):
-    """Press an item's action as a person does: pointing at the item shows its actions."""
+    """Choose an item's action as a person does: pointing at the item shows its "…" menu."""
     item = page.locator(f"#conversation-{conversation}")
     item.hover()
-    item.get_by_role("button", name=re.compile(f"^{action} ")).click()
+    item.get_by_role("button", name=re.compile("^Actions for ")).click()
+    item.get_by_role("menuitem", name=action).click()
 
 
 def fits_sideways(page) -> bool:
@@ -51,7 +52,7 @@ def test_pin_and_archive_and_undo_in_the_sidebar(new_page, size):
     expect(items.first).to_have_id(f"conversation-{second}")
     # The hidden actions of an item not open lie over its title: the title keeps its width.
     assert page.locator(f"#conversation-{first} .conversation-link").bounding_box()["width"] > 200
-    act_on(page, first, "Pin")
+    act_on(page, first, "Pin to the top")
     expect(page.locator("#sidebar .sidebar-heading").first).to_have_text("Pinned")
     expect(items.first).to_have_id(f"conversation-{first}")
     expect(page.locator("#sidebar .undo-note")).to_contain_text("Pinned “")
@@ -75,11 +76,14 @@ def test_pin_and_archive_and_undo_in_the_sidebar(new_page, size):
 def test_share_and_export_from_the_chat_menu(new_page, size):
     page = new_page(*size)
     conversation = start(page, "Where is my order #1041?")
-    page.get_by_text("Share & export").click()
-    menu = page.locator(".transfer-menu__items")
-    expect(menu.get_by_role("link", name="Export as Markdown")).to_have_attribute(
+    page.get_by_role("button", name="Conversation actions").click()
+    actions = page.get_by_role("menu", name="Conversation actions")
+    expect(actions.get_by_role("menuitem", name="Export as Markdown")).to_have_attribute(
         "href", f"/c/{conversation}/export/markdown")
-    expect(menu.get_by_role("link", name=re.compile("JSON"))).to_have_count(2)
+    expect(actions.get_by_role("menuitem", name=re.compile("JSON"))).to_have_count(2)
+    actions.get_by_role("menuitem", name="Share a read-only link…").click()
+    expect(actions).to_be_hidden()
+    menu = page.get_by_role("region", name="Share read-only")
     menu.get_by_role("button", name="Share a read-only link").click()
     address = menu.get_by_label("Read-only link to this conversation")
     expect(address).to_have_value(re.compile(r"/s/\S+$"))
