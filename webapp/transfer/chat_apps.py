@@ -15,6 +15,9 @@ def branch(nodes: dict, current, parent_key: str, where: str) -> list[tuple[str,
     """(id, node) from the root to `current`, following each node's parent."""
     path, seen = [], set()
     while current is not None:
+        if not isinstance(current, (str, int)):
+            raise InvalidImport(f"{where}: a node's link must be an id, got "
+                                f"{type(current).__name__}")
         if current in seen:
             raise InvalidImport(f"{where}: node {str(current)[:40]!r} is its own ancestor")
         seen.add(current)
@@ -44,12 +47,12 @@ def chatgpt_text(content: dict, where: str) -> str | None:
     """The words of a ChatGPT message; None for what was never shown (reasoning, hidden)."""
     kind = content.get("content_type")
     if kind in ("text", "multimodal_text"):
-        parts = content.get("parts") or []
+        parts = field(content, "parts", list, f"{where}, content", required=False) or []
         return "\n".join(part_text(p, f"{where}, parts[{i}]") for i, p in enumerate(parts))
     if kind in ("code", "execution_output", "tether_quote", "system_error"):
-        return content.get("text") if isinstance(content.get("text"), str) else ""
+        return field(content, "text", str, f"{where}, content", required=False) or ""
     if kind == "tether_browsing_display":
-        return content.get("result") if isinstance(content.get("result"), str) else ""
+        return field(content, "result", str, f"{where}, content", required=False) or ""
     return None  # thoughts, reasoning_recap, model_editable_context…
 
 

@@ -48,38 +48,66 @@ def load(raw: bytes | str, strict: bool = True):
     """Parse JSON (or JSON Lines) text, refusing what no database stores: NUL, a lone surrogate,
     NaN, deep nesting, non-UTF-8. Not `strict`: a JSON Lines line that is not JSON becomes an
     UnreadableLine, for the reader to skip."""
+    if isinstance(raw, bytes) and (kind := ARCHIVES.get(raw[:4]) or ARCHIVES.get(raw[:2])):
+        raise InvalidImport(f"the file is a {kind} archive: unpack it and choose the "
+                            "conversations.json (or other .json file) inside")
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError:
         raise InvalidImport("the file is not UTF-8 text") from None
     text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
+    if not text.strip():
+        raise InvalidImport("the file is empty")
     try:
         data = json_value(text)
     except json.JSONDecodeError as error:
         if error.msg != "Extra data":
-            raise InvalidImport(f"not valid JSON: {error}") from None
+            raise InvalidImport(f"{cut_off(text, error)}not valid JSON: {error}") from None
         data = JsonLines()
-        for number, line in enumerate(text.splitlines(), 1):
+        lines = text.splitlines()
+        for number, line in enumerate(lines, 1):
             if line.strip():
                 try:
                     data.append(json_value(line))
                 except json.JSONDecodeError as error:
-                    if strict:
-                        raise InvalidImport(f"line {number}: not valid JSON: {error}") from None
+                    # A last line cut mid-record is an unfinished file, not one bad record:
+                    # importing the rest would store a part and call it the whole.
+                    last = number == len(lines) and not text.endswith(("\n", "\r"))
+                    if strict or last and cut_off(line, error):
+                        raise InvalidImport(f"line {number}: {cut_off(line, error) if last else ''}"
+                                            f"not valid JSON: {error}") from None
                     data.append(UnreadableLine(f"not valid JSON: {error}"))
     check_values(data)
     return data
 
 
+ARCHIVES = {b"PK\x03\x04": "ZIP", b"\x1f\x8b": "gzip", b"7z\xbc\xaf": "7-Zip"}
+
+
+def cut_off(text: str, error: json.JSONDecodeError) -> str:
+    """'the file ends mid-record (cut off?): ' when the JSON stops before it is finished."""
+    if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
+        return "the file stops in the middle of a record (cut off?): "
+    return ""
+
+
 def json_value(text: str):
     try:
-        return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
+        return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float,
+                          parse_int=whole_number)
     except RecursionError:
         raise InvalidImport(f"the JSON is nested more than {MAX_DEPTH} levels deep") from None
 
 
 def refuse_constant(name):
     raise InvalidImport(f"{name} is not a number that can be stored")
+
+
+def whole_number(text: str) -> int:
+    """A JSON integer; one of thousands of digits is no count or id any file needs."""
+    if len(text) > 40:
+        raise InvalidImport(f"a number of {len(text.lstrip('-')):,} digits cannot be stored")
+    return int(text)
 
 
 def finite_float(text: str) -> float:
