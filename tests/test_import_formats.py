@@ -187,7 +187,7 @@ def test_a_large_file_shows_progress_while_it_is_checked_and_written(runner, tmp
     chat = json.loads((DATA / "chatgpt/conversations.json").read_text())[1]
     chat["mapping"]["ans"]["message"]["content"]["parts"] = ["word " * 20_000]  # 100 kB
     path = tmp_path / "conversations.json"
-    path.write_text(json.dumps([chat] * 60))  # 6 MB
+    path.write_text(json.dumps([{**chat, "conversation_id": f"c-{n}"} for n in range(60)]))  # 6 MB
     result = runner.invoke(args=["import", str(path)])
     assert result.exit_code == 0, result.output
     assert "Reading" in result.stderr and "(6.1 MB)" in result.stderr

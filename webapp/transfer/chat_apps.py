@@ -7,6 +7,7 @@ from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
 from .parts import marker, part_text
+from .sources import source_key
 
 NO_RESULT = "no result in the exported file"
 
@@ -117,8 +118,10 @@ def chatgpt(record: dict, label: str) -> Checked:
         if role == "user":
             open_calls.clear()
     created = epoch(record.get("create_time"), f"{label}, create_time")
-    return check_transcript(closed(pairs), label, title=title if isinstance(title, str) else None,
-                            created_at=iso(created))
+    checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
+                               else None, created_at=iso(created))
+    checked.source = source_key("chatgpt", record.get("conversation_id") or record.get("id"))
+    return checked
 
 
 def arguments(text: str, where: str) -> dict:

@@ -9,6 +9,7 @@ from .fields import field, named
 from .importer import Checked, InvalidImport, check_transcript
 from .parts import marker, part_text
 from .schema import iso_time
+from .sources import source_key
 
 TOOL_KINDS = ("tool_use", "tool_result")
 
@@ -67,6 +68,7 @@ def claude(record: dict, label: str) -> Checked:
     checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
                                else None, created_at=created)
     checked.left_out = len(messages) - len(branch)
+    checked.source = source_key("claude", record.get("uuid"))
     return checked
 
 

@@ -204,6 +204,7 @@ class Checked:
     label: str = ""  # how errors and progress name it: "conversation 3 ('Trip to Lyon')"
     updated_at: datetime | None = None  # its last message's time, when the file gives one
     left_out: int = 0  # messages on branches other than the active one, not imported
+    source: str = ""  # its id in the app it came from ("chatgpt:…"): sources.py
 
 
 def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]]:
@@ -275,7 +276,8 @@ def check_nimbus(data: dict) -> Checked:
         meta = ConversationExport.model_validate(data)
     except ValidationError as error:
         raise InvalidImport(reason(error)) from None
-    return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions)
+    return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions,
+                   source=f"nimbus:{meta.id}" if meta.id and len(meta.id) <= 90 else "")
 
 
 def import_all(checked: list[Checked], user: User, progress=None) -> list[Conversation]:
@@ -338,7 +340,7 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
         tenant_id=user.tenant_id, user_id=user.id, title=title,
         strategy=meta.strategy if meta else "compact",
         settings=meta.settings.model_dump(exclude_unset=True) if meta else {},
-        instructions=checked.instructions)
+        instructions=checked.instructions, import_key=checked.source or None)
     rows = []
     now = utcnow()
     for seq, (one, record) in enumerate(zip(turns, raw)):

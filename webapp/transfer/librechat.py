@@ -9,6 +9,7 @@ from .claude import as_list
 from .fields import field, named
 from .importer import Checked, InvalidImport, check_transcript
 from .schema import iso_time
+from .sources import source_key
 
 
 def flatten(messages: list) -> list[dict]:
@@ -64,4 +65,5 @@ def librechat(record: dict, label: str) -> Checked:
     checked = check_transcript(pairs, label, title=title if isinstance(title, str) else None,
                                created_at=when(path[-1].get("createdAt")))
     checked.left_out = len(nodes) - len(path)
+    checked.source = source_key("librechat", record.get("conversationId"))
     return checked

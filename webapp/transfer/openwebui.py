@@ -12,6 +12,7 @@ from .chat_apps import branch, closed, iso
 from .claude import as_list
 from .fields import epoch, field, named
 from .importer import Checked, InvalidImport, check_transcript
+from .sources import source_key
 
 DETAILS = re.compile(r'<details\s+type="(?P<kind>[a-z_]+)"(?P<attrs>[^>]*)>.*?</details>\s*',
                      re.S)
@@ -54,6 +55,7 @@ def openwebui(record: dict, label: str) -> Checked:
     checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
                                else None, created_at=iso(created))
     checked.left_out = left_out
+    checked.source = source_key("openwebui", record.get("id") or chat.get("id"))
     return checked
 
 
