@@ -7,6 +7,7 @@ from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
 from .parts import marker, part_text
+from .citations import cited
 from .sources import source_key
 
 NO_RESULT = "no result in the exported file"
@@ -87,6 +88,8 @@ def chatgpt(record: dict, label: str) -> Checked:
             pairs.append((where, {"role": "system", "content": text}))
             continue
         text = chatgpt_text(content, where)
+        if text is not None and role == "assistant":
+            text = cited(text, metadata)
         if text is None or metadata.get("is_visually_hidden_from_conversation") and role != "tool":
             continue
         if role == "system":
