@@ -10,7 +10,8 @@ from ..extensions import db
 from ..models import Conversation, User
 from ..plurals import plural
 from .formats import parse
-from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, load, write_many
+from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, write_many
+from .loading import load
 from .sources import not_yet_imported
 
 

@@ -15,7 +15,8 @@ from .claude import claude
 from .export import FORMAT
 from .fields import field, named, tool_arguments
 from .parts import only_placeholders, text_of
-from .importer import (Checked, InvalidImport, JsonLines, UnreadableLine, check_nimbus,
+from .loading import JsonLines, UnreadableLine
+from .importer import (Checked, InvalidImport, check_nimbus,
                        check_transcript, import_all)
 
 log = logging.getLogger(__name__)
