@@ -12,7 +12,7 @@ CHATS = [{"messages": [{"role": "user", "content": f"Question {n}"},
 
 
 def test_a_failure_while_writing_keeps_the_conversations_before_it_whole(alex, monkeypatch):
-    from webapp.transfer.importer import JsonLines
+    from webapp.transfer.loading import JsonLines
     checked = parse(JsonLines(CHATS))
     real_write, calls = batch.write_many, []
 

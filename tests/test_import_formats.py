@@ -175,18 +175,19 @@ def test_an_unreadable_file_among_several_is_skipped_with_its_name(runner, tmp_p
     assert f"{path}: not valid JSON" in result.stderr and "Imported 1 conversation (" in result.stdout
 
 
-def test_a_format_named_that_does_not_fit_says_which_field_is_missing(runner):
+def test_a_format_named_that_does_not_fit_says_which_format_the_file_looks_like(runner):
     result = runner.invoke(args=["import", str(DATA / "claude_conversations.json"),
                                  "--format", "chatgpt"])
     assert result.exit_code == 1
-    assert "conversation 1, mapping: expected an object (missing)" in result.output
+    assert "this file looks like a Claude export, not a ChatGPT export: choose claude or auto" \
+        in result.output
 
 
 def test_a_large_file_shows_progress_while_it_is_checked_and_written(runner, tmp_path):
     chat = json.loads((DATA / "chatgpt/conversations.json").read_text())[1]
     chat["mapping"]["ans"]["message"]["content"]["parts"] = ["word " * 20_000]  # 100 kB
     path = tmp_path / "conversations.json"
-    path.write_text(json.dumps([chat] * 60))  # 6 MB
+    path.write_text(json.dumps([{**chat, "conversation_id": f"c-{n}"} for n in range(60)]))  # 6 MB
     result = runner.invoke(args=["import", str(path)])
     assert result.exit_code == 0, result.output
     assert "Reading" in result.stderr and "(6.1 MB)" in result.stderr

@@ -185,8 +185,8 @@ def test_import_user_creates_the_customer_in_the_shop_given(runner, tmp_path):
     dana = find_user("dana.reyes@example.org")
     assert dana.name == "Dana Reyes" and dana.tenant.slug == "acme" and not dana.is_guest
     again = run(runner, "import", str(path), "--user", "dana.reyes@example.org")
-    assert "Created customer" not in again
-    assert db.session.query(Conversation).filter_by(user_id=dana.id).count() == 2
+    assert "Created customer" not in again and "1 conversation was already imported" in again
+    assert db.session.query(Conversation).filter_by(user_id=dana.id).count() == 1
     new = run(runner, "import", str(path), "--user", "lee@example.org")
     assert find_user("lee@example.org").tenant.slug == "demo" and "'demo'" in new
 

@@ -364,6 +364,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
     own and each unreadable one is skipped with a line naming it; --strict stores all or none."""
     from .transfer import InvalidImport, import_all, queue_vectors
     from .transfer.batch import Imported, ImportResult, import_each, read_files
+    from .transfer.sources import not_yet_imported
     try:
         raws = []
         for file in files:
@@ -372,6 +373,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
                 click.echo(f"Reading {file} ({len(raws[-1][1]) / 1e6:.1f} MB)…", err=True)
         checked, skipped = read_files(raws, fmt, strict, checking_bar)
         user, created = import_owner(email, tenant_slug)  # only once every file is checked
+        checked, already = not_yet_imported(checked, user)
         total = sum(len(c.turns) for c in checked)
         with click.progressbar(length=total, label=f"Importing {total:,} turns", file=sys.stderr,
                                show_pos=True) as bar:
@@ -380,6 +382,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
             else:
                 result = import_each(checked, user, bar.update)
         result.skipped[:0] = skipped
+        result.already = already
         conversations = result.conversations
         if not distil:
             from .memories.imported import leave_undistilled
@@ -391,7 +394,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
         click.echo(f"Created customer {user.email} in the shop {user.tenant.slug!r}.")
     for line in result.skipped:
         click.echo(line, err=True)
-    if len(conversations) == 1 and not result.skipped:
+    if len(conversations) == 1 and not (result.skipped or result.already):
         conversation = conversations[0]
         click.echo(f"Imported {plural(conversation.turn_count, 'turn')} as conversation: {conversation.id}")
     else:

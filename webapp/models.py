@@ -101,6 +101,9 @@ class Conversation(db.Model):
     # The sidebar's own order: pinned on top (newest pin first); archived under "Archived".
     pinned_at: Mapped[datetime | None]
     archived_at: Mapped[datetime | None]
+    # An imported conversation's source ("chatgpt:<its id>", or a digest of its words), so a
+    # retried upload skips what its owner has (webapp/transfer/sources.py).
+    import_key: Mapped[str | None] = mapped_column(String(100))
 
     user: Mapped[User] = relationship()
     tenant: Mapped[Tenant] = relationship()
@@ -242,6 +245,7 @@ Index("ix_conversations_tenant_updated", Conversation.tenant_id, Conversation.up
 # A person's conversations: with tenant and person both bound, SQLite (without statistics) would
 # otherwise walk every conversation of the tenant through ix_conversations_tenant_id.
 Index("ix_conversations_tenant_user", Conversation.tenant_id, Conversation.user_id)
+Index("ix_conversations_import_key", Conversation.user_id, Conversation.import_key)  # retried imports
 Index("ix_audit_log_tenant_id_id", AuditEntry.tenant_id, AuditEntry.id)
 Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)
 Index("ix_turns_marked", Turn.conversation_id, Turn.mark, Turn.seq)

@@ -1,13 +1,16 @@
 """Export a conversation as JSON or Markdown, and import one back, atomically and validated.
 
-export.py writes the formats, schema.py says what an import must be, importer.py checks and
-writes, formats.py and chat_apps.py read other tools' files (OpenAI, ChatGPT, Claude, Open WebUI,
-ShareGPT) into the same checked shape, parts.py reads content parts (words, or a marker naming a
-picture or file), batch.py imports files record by record and says what it skipped, memories.py
-carries the memories a conversation gave its owner, with their history.
+export.py writes the formats, schema.py says what an import must be, loading.py reads a file as
+JSON (or refuses it in one line), importer.py checks and writes, formats.py and chat_apps.py read
+other tools' files (OpenAI, ChatGPT, Claude, Open WebUI, ShareGPT) into the same checked shape,
+parts.py reads content parts (words, or a marker naming a picture or file), citations.py turns
+ChatGPT's citation markers into numbered sources, sources.py knows what an owner imported before
+(so a retry adds no copies), batch.py imports files record by record and says what it skipped,
+memories.py carries the memories a conversation gave its owner, with their history.
 """
 from .export import FORMAT, VERSION, export_conversation, export_markdown, export_openai
-from .importer import InvalidImport, import_all, load, queue_vectors, write
+from .importer import InvalidImport, import_all, queue_vectors, write
+from .loading import load
 from .formats import FORMATS, detect, import_conversation, parse
 
 __all__ = ["FORMAT", "FORMATS", "VERSION", "InvalidImport", "detect", "export_conversation",

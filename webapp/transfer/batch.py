@@ -10,7 +10,9 @@ from ..extensions import db
 from ..models import Conversation, User
 from ..plurals import plural
 from .formats import parse
-from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, load, write_many
+from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, write_many
+from .loading import load
+from .sources import not_yet_imported
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class ImportResult:
     conversations: list[Imported] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "conversation 3 (…): … — skipped"
     left_out: int = 0  # messages on inactive branches (retries, edits) not imported
+    already: int = 0  # conversations the owner had imported before (or twice in the files)
     withheld: str = ""  # what a staff import was not allowed to write, in words
     personal: dict = field(default_factory=dict)  # {"instructions": n, "memories": n} written
 
@@ -42,8 +45,13 @@ class ImportResult:
     @property
     def summary(self) -> str:
         n, s = len(self.conversations), len(self.skipped)
-        text = f"Imported {n} conversation{'' if n == 1 else 's'} ({self.turns} turn" \
-               f"{'' if self.turns == 1 else 's'})"
+        if n == 0 and self.already:
+            text = "Nothing new to import"
+        else:
+            text = f"Imported {plural(n, 'conversation')} ({plural(self.turns, 'turn')})"
+        if self.already:
+            text += f"; {plural(self.already, 'conversation')} " \
+                    f"{'was' if self.already == 1 else 'were'} already imported: skipped"
         text += f"; skipped {s} that could not be read" if s else ""
         if self.left_out:
             text += f"; left out {self.left_out} message{'' if self.left_out == 1 else 's'} " \
@@ -104,6 +112,7 @@ def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
     """Read and store `files` for `user`: record by record, or (strict) all or nothing; without
     `personal` (staff importing for a customer) the files' instructions and memories are left out."""
     checked, skipped = read_files(files, fmt, strict)
+    checked, already = not_yet_imported(checked, user)
     counts = personal_counts(checked)
     withheld = ""
     if not personal and any(counts.values()):
@@ -119,7 +128,7 @@ def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
     else:
         result = import_each(checked, user)
         result.skipped[:0] = skipped
-    result.withheld, result.personal = withheld, counts
+    result.withheld, result.personal, result.already = withheld, counts, already
     return result
 
 

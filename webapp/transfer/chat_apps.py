@@ -7,6 +7,8 @@ from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
 from .parts import marker, part_text
+from .citations import cited
+from .sources import source_key
 
 NO_RESULT = "no result in the exported file"
 
@@ -15,6 +17,9 @@ def branch(nodes: dict, current, parent_key: str, where: str) -> list[tuple[str,
     """(id, node) from the root to `current`, following each node's parent."""
     path, seen = [], set()
     while current is not None:
+        if not isinstance(current, (str, int)):
+            raise InvalidImport(f"{where}: a node's link must be an id, got "
+                                f"{type(current).__name__}")
         if current in seen:
             raise InvalidImport(f"{where}: node {str(current)[:40]!r} is its own ancestor")
         seen.add(current)
@@ -44,12 +49,12 @@ def chatgpt_text(content: dict, where: str) -> str | None:
     """The words of a ChatGPT message; None for what was never shown (reasoning, hidden)."""
     kind = content.get("content_type")
     if kind in ("text", "multimodal_text"):
-        parts = content.get("parts") or []
+        parts = field(content, "parts", list, f"{where}, content", required=False) or []
         return "\n".join(part_text(p, f"{where}, parts[{i}]") for i, p in enumerate(parts))
     if kind in ("code", "execution_output", "tether_quote", "system_error"):
-        return content.get("text") if isinstance(content.get("text"), str) else ""
+        return field(content, "text", str, f"{where}, content", required=False) or ""
     if kind == "tether_browsing_display":
-        return content.get("result") if isinstance(content.get("result"), str) else ""
+        return field(content, "result", str, f"{where}, content", required=False) or ""
     return None  # thoughts, reasoning_recap, model_editable_context…
 
 
@@ -83,6 +88,8 @@ def chatgpt(record: dict, label: str) -> Checked:
             pairs.append((where, {"role": "system", "content": text}))
             continue
         text = chatgpt_text(content, where)
+        if text is not None and role == "assistant":
+            text = cited(text, metadata)
         if text is None or metadata.get("is_visually_hidden_from_conversation") and role != "tool":
             continue
         if role == "system":
@@ -114,8 +121,10 @@ def chatgpt(record: dict, label: str) -> Checked:
         if role == "user":
             open_calls.clear()
     created = epoch(record.get("create_time"), f"{label}, create_time")
-    return check_transcript(closed(pairs), label, title=title if isinstance(title, str) else None,
-                            created_at=iso(created))
+    checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
+                               else None, created_at=iso(created))
+    checked.source = source_key("chatgpt", record.get("conversation_id") or record.get("id"))
+    return checked
 
 
 def arguments(text: str, where: str) -> dict:

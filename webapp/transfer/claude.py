@@ -9,6 +9,7 @@ from .fields import field, named
 from .importer import Checked, InvalidImport, check_transcript
 from .parts import marker, part_text
 from .schema import iso_time
+from .sources import source_key
 
 TOOL_KINDS = ("tool_use", "tool_result")
 
@@ -28,12 +29,12 @@ def claude_time(value, where: str):
         raise InvalidImport(f"{where}: {error}") from None
 
 
-def active_branch(messages: list) -> list:
+def active_branch(messages: list, label: str) -> list:
     """The messages from the root to the latest leaf; all of them when none names a parent."""
     nodes = [m for m in messages if isinstance(m, dict)]
     if len(nodes) != len(messages) or not any(m.get("parent_message_uuid") for m in nodes):
         return messages
-    return latest_leaf_path(nodes, "uuid", "parent_message_uuid", "created_at")
+    return latest_leaf_path(nodes, "uuid", "parent_message_uuid", "created_at", label)
 
 
 def claude(record: dict, label: str) -> Checked:
@@ -41,7 +42,7 @@ def claude(record: dict, label: str) -> Checked:
     title = record.get("name")
     label = named(label, title) or "the conversation"
     messages = field(record, "chat_messages", list, label)
-    branch = active_branch(messages)
+    branch = active_branch(messages, label)
     pairs: list[tuple[str, dict]] = []
     position = {id(m): i for i, m in enumerate(messages)}
     for message in branch:
@@ -51,10 +52,10 @@ def claude(record: dict, label: str) -> Checked:
         sender = field(message, "sender", str, where)
         created = claude_time(message.get("created_at"), f"{where}, created_at")
         stamp = {"created_at": created.isoformat()} if created else {}
-        parts = as_list(message.get("content"))
+        parts = field(message, "content", list, where, required=False) or []
         if not parts:
-            text = message.get("text")
-            parts = [{"type": "text", "text": text if isinstance(text, str) else ""}]
+            parts = [{"type": "text", "text": field(message, "text", str, where,
+                                                     required=False) or ""}]
         if sender == "human":
             pairs.append((where, {"role": "user", "content": human_text(message, parts, where),
                                   **stamp}))
@@ -67,6 +68,7 @@ def claude(record: dict, label: str) -> Checked:
     checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
                                else None, created_at=created)
     checked.left_out = len(messages) - len(branch)
+    checked.source = source_key("claude", record.get("uuid"))
     return checked
 
 

@@ -1,5 +1,6 @@
 """Export a conversation: JSON that imports back exactly, or Markdown for people."""
 import json
+import re
 
 from sqlalchemy import select
 
@@ -114,13 +115,40 @@ def quoted(text: str) -> list[str]:
     return ["> " + line for line in text.splitlines()]
 
 
+RESULT_CHARS = 4000  # of one tool result in a Markdown export; the JSON export keeps it whole
+
+
 def tool_steps(messages: list[dict]) -> list[str]:
-    """One line per tool call and per result, in the order they happened."""
+    """Each tool call as a line and each result as one fenced block, in the order they happened:
+    a result's lines (a `#`, a list, its own ``` fences) stay its text, never the page's."""
     lines = []
     for m in messages[1:]:
         for call in m.get("tool_calls") or []:
-            lines.append(f"- `{call['name']}({json.dumps(call['arguments'], ensure_ascii=False)})`")
+            arguments = json.dumps(call["arguments"], ensure_ascii=False)
+            lines += [f"Called {inline_code(call['name'] + '(' + arguments + ')')}", ""]
         if m["role"] == "tool":
-            result = m["content"] if len(m["content"]) <= 500 else m["content"][:499] + "…"
-            lines.append(f"  - result: `{result.replace('`', chr(39))}`")
-    return lines
+            result = m["content"]
+            lines += [f"Result of {inline_code(m['name'])}:", "", *fenced(result[:RESULT_CHARS])]
+            if len(result) > RESULT_CHARS:
+                lines.append(f"(cut here: {len(result) - RESULT_CHARS:,} more characters)")
+            lines.append("")
+    return lines[:-1]
+
+
+def longest_run(text: str, char: str = "`") -> int:
+    return max((len(run) for run in re.findall(f"{re.escape(char)}+", text)), default=0)
+
+
+def fenced(text: str) -> list[str]:
+    """A code block whose fence is longer than any run of backticks inside it (CommonMark ends
+    a fenced block only at a fence at least as long as its opening one)."""
+    fence = "`" * max(3, longest_run(text) + 1)
+    return [f"{fence}text", *(text.splitlines() or [""]), fence]
+
+
+def inline_code(text: str) -> str:
+    """Inline code that holds backticks: a longer delimiter, padded when the text touches it."""
+    text = " ".join(text.splitlines())
+    tick = "`" * (longest_run(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{tick}{pad}{text}{pad}{tick}"

@@ -5,6 +5,7 @@ Every reader turns its records into transcripts: (origin, message) pairs in the 
 turn. The shapes each reader expects, and where they are described, are in docs/import-formats.md.
 """
 import json
+import logging
 
 from ..models import Conversation, User
 from .chat_apps import chatgpt, closed
@@ -14,9 +15,11 @@ from .claude import claude
 from .export import FORMAT
 from .fields import field, named, tool_arguments
 from .parts import only_placeholders, text_of
-from .importer import (Checked, InvalidImport, JsonLines, UnreadableLine, check_nimbus,
+from .loading import JsonLines, UnreadableLine
+from .importer import (Checked, InvalidImport, check_nimbus,
                        check_transcript, import_all)
 
+log = logging.getLogger(__name__)
 FORMATS = ("auto", "nimbus", "openai", "chatgpt", "claude", "openwebui", "sharegpt",
            "librechat")
 # The key a record of each multi-conversation format always has.
@@ -67,8 +70,30 @@ def import_conversation(data, user: User) -> Conversation:
 def read(data, fmt: str = "auto", progress=None, skipped: list[str] | None = None
          ) -> list[Checked]:
     """Every conversation in a loaded file of format `fmt` (auto: detected), checked;
-    `progress(n)` is called as each conversation has been checked; see parse for `skipped`."""
-    fmt = detect(data) if fmt == "auto" else fmt
+    `progress(n)` is called as each conversation has been checked; see parse for `skipped`.
+    A file refused in the format picked for it, whose shape is another's, says which."""
+    if fmt == "auto":
+        return read_as(data, detect(data), progress, skipped)
+    try:
+        return read_as(data, fmt, progress, skipped)
+    except InvalidImport as error:
+        try:
+            shape = detect(data)
+        except InvalidImport:
+            raise error from None
+        if shape == fmt:
+            raise
+        raise InvalidImport(f"this file looks like {NAMES[shape]}, not {NAMES[fmt]}: choose "
+                            f"{shape} or auto") from None
+
+
+NAMES = {"nimbus": "a Nimbus export", "openai": "OpenAI messages", "chatgpt": "a ChatGPT export",
+         "claude": "a Claude export", "openwebui": "an Open WebUI export",
+         "sharegpt": "ShareGPT", "librechat": "a LibreChat export"}
+
+
+def read_as(data, fmt: str, progress=None, skipped: list[str] | None = None) -> list[Checked]:
+    """Every conversation of a file read as format `fmt`; see read."""
     if fmt == "nimbus":
         if not (isinstance(data, dict) and data.get("format") == FORMAT):
             raise InvalidImport(f"not a Nimbus conversation: expected format {FORMAT!r}")
@@ -91,7 +116,7 @@ def read(data, fmt: str = "auto", progress=None, skipped: list[str] | None = Non
             if not isinstance(record, dict):
                 raise InvalidImport(f"{label or 'the file'}: expected an object, got "
                                     f"{type(record).__name__}")
-            checked.append(with_words(readers[fmt](record, label)))
+            checked.append(with_words(unsurprised(readers[fmt], record, label)))
         except InvalidImport as error:
             if skipped is None or len(records) == 1:
                 raise
@@ -104,6 +129,18 @@ def read(data, fmt: str = "auto", progress=None, skipped: list[str] | None = Non
     if skipped is not None:
         skipped += unreadable
     return checked
+
+
+def unsurprised(reader, record: dict, label: str) -> Checked:
+    """Run a reader; a shape it did not foresee (a list where an id belongs…) refuses the record
+    in words, and is logged so the reader can learn it, never a crash of the whole upload."""
+    try:
+        return reader(record, label)
+    except (TypeError, AttributeError, KeyError, IndexError) as error:
+        log.warning("import reader %s: unforeseen shape in %s", reader.__name__, label or "file",
+                    exc_info=True)
+        raise InvalidImport(f"{label or 'the file'}: a field holds a value of a type this format "
+                            f"never has ({type(error).__name__})") from None
 
 
 def with_words(checked: Checked) -> Checked:

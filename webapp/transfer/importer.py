@@ -18,110 +18,17 @@ from ..llm.tokens import estimate_messages
 from ..context.manifest import store_texts, text_hash
 from ..context.summary.models import ConversationSummary
 from ..models import Conversation, Turn, User, utcnow
-from ..security.validation import has_nul
 from .export import READS
 from .memories import import_memories
 from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord, bounded_text,
                      to_utc)
 
-MAX_DEPTH = 40  # JSON nesting: a real export needs about 12
 WRITE_BATCH = 200  # conversations written with one flush and one insert of their turns
 TITLE_CHARS = 200
 
 
 class InvalidImport(ValueError):
     """The file is not a conversation we can import; the text says why, in one line."""
-
-
-class JsonLines(list):
-    """The records of a JSON Lines file (one JSON value per line), in order."""
-
-
-@dataclass
-class UnreadableLine:
-    """A line of a JSON Lines file that is not JSON, kept in its place so a partial import can
-    name it and read the others."""
-    reason: str
-
-
-def load(raw: bytes | str, strict: bool = True):
-    """Parse JSON (or JSON Lines) text, refusing what no database stores: NUL, a lone surrogate,
-    NaN, deep nesting, non-UTF-8. Not `strict`: a JSON Lines line that is not JSON becomes an
-    UnreadableLine, for the reader to skip."""
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    except UnicodeDecodeError:
-        raise InvalidImport("the file is not UTF-8 text") from None
-    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
-    try:
-        data = json_value(text)
-    except json.JSONDecodeError as error:
-        if error.msg != "Extra data":
-            raise InvalidImport(f"not valid JSON: {error}") from None
-        data = JsonLines()
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    data.append(json_value(line))
-                except json.JSONDecodeError as error:
-                    if strict:
-                        raise InvalidImport(f"line {number}: not valid JSON: {error}") from None
-                    data.append(UnreadableLine(f"not valid JSON: {error}"))
-    check_values(data)
-    return data
-
-
-def json_value(text: str):
-    try:
-        return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
-    except RecursionError:
-        raise InvalidImport(f"the JSON is nested more than {MAX_DEPTH} levels deep") from None
-
-
-def refuse_constant(name):
-    raise InvalidImport(f"{name} is not a number that can be stored")
-
-
-def finite_float(text: str) -> float:
-    number = float(text)
-    if number in (float("inf"), float("-inf")):
-        refuse_constant(text[:40])
-    return number
-
-
-def check_values(data) -> None:
-    """Walk the whole document once, without recursion: bounded depth, no NUL in any text."""
-    plain = isinstance(data, list)
-    stack = [(data, ())]
-    while stack:
-        value, path = stack.pop()
-        if len(path) > MAX_DEPTH:
-            raise InvalidImport(f"{where(path[:6], plain)}: nested more than {MAX_DEPTH} levels deep")
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if has_nul(key) or not (key.isascii() or valid_unicode(key)):
-                    raise InvalidImport(f"{where(path, plain)}: a key contains a NUL character "
-                                        "or a lone surrogate")
-                stack.append((item, (*path, key)))
-        elif isinstance(value, list):
-            stack.extend((item, (*path, i)) for i, item in enumerate(value))
-        elif isinstance(value, str):
-            if has_nul(value):
-                raise InvalidImport(f"{where(path, plain)}: contains a NUL character (\\0), "
-                                    "which cannot be stored")
-            if not value.isascii() and not valid_unicode(value):
-                raise InvalidImport(f"{where(path, plain)}: contains a lone surrogate (half of an "
-                                    "emoji's escape, like \\ud83d), which is not text")
-
-
-def valid_unicode(text: str) -> bool:
-    """False for a string with a lone surrogate, which JSON's \\u escapes can spell but UTF-8
-    (and so every database column) cannot hold."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def where(loc, plain: bool = False, origins=None) -> str:
@@ -176,6 +83,7 @@ class Checked:
     label: str = ""  # how errors and progress name it: "conversation 3 ('Trip to Lyon')"
     updated_at: datetime | None = None  # its last message's time, when the file gives one
     left_out: int = 0  # messages on branches other than the active one, not imported
+    source: str = ""  # its id in the app it came from ("chatgpt:…"): sources.py
 
 
 def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]]:
@@ -247,7 +155,8 @@ def check_nimbus(data: dict) -> Checked:
         meta = ConversationExport.model_validate(data)
     except ValidationError as error:
         raise InvalidImport(reason(error)) from None
-    return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions)
+    return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions,
+                   source=f"nimbus:{meta.id}" if meta.id and len(meta.id) <= 90 else "")
 
 
 def import_all(checked: list[Checked], user: User, progress=None) -> list[Conversation]:
@@ -310,7 +219,7 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
         tenant_id=user.tenant_id, user_id=user.id, title=title,
         strategy=meta.strategy if meta else "compact",
         settings=meta.settings.model_dump(exclude_unset=True) if meta else {},
-        instructions=checked.instructions)
+        instructions=checked.instructions, import_key=checked.source or None)
     rows = []
     now = utcnow()
     for seq, (one, record) in enumerate(zip(turns, raw)):

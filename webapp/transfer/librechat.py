@@ -6,9 +6,10 @@ is written by many LibreChat versions and endpoints.
 """
 from .branches import latest_leaf_path
 from .claude import as_list
-from .fields import named
+from .fields import field, named
 from .importer import Checked, InvalidImport, check_transcript
 from .schema import iso_time
+from .sources import source_key
 
 
 def flatten(messages: list) -> list[dict]:
@@ -22,12 +23,13 @@ def flatten(messages: list) -> list[dict]:
     return out
 
 
-def words(message: dict) -> str:
+def words(message: dict, where: str) -> str:
     """A message's text: `text`, or the text parts of `content` (agents' messages)."""
-    if isinstance(message.get("text"), str) and message["text"].strip():
-        return message["text"]
+    text = field(message, "text", str, where, required=False)
+    if text and text.strip():
+        return text
     texts = []
-    for part in as_list(message.get("content")):
+    for part in field(message, "content", list, where, required=False) or []:
         text = part.get("text") if isinstance(part, dict) else None
         text = text.get("value") if isinstance(text, dict) else text
         if isinstance(text, str) and text.strip():
@@ -49,13 +51,13 @@ def librechat(record: dict, label: str) -> Checked:
     nodes = flatten(as_list(record.get("messages")) or as_list(record.get("messagesTree")))
     if not nodes:
         raise InvalidImport(f"{label}: no messages")
-    path = latest_leaf_path(nodes, "messageId", "parentMessageId", "createdAt")
+    path = latest_leaf_path(nodes, "messageId", "parentMessageId", "createdAt", label)
     pairs = []
     for message in path:
         where = f"{label}, message {str(message.get('messageId') or nodes.index(message) + 1)[:40]}"
         created = when(message.get("createdAt"))
         role = "user" if message.get("isCreatedByUser") else "assistant"
-        text = words(message) + "".join(
+        text = words(message, where) + "".join(
             f"\n\n[file: {f.get('filename') or f.get('file_id') or 'file'}]"
             for f in as_list(message.get("files")) if isinstance(f, dict))
         pairs.append((where, {"role": role, "content": text.strip(),
@@ -63,4 +65,5 @@ def librechat(record: dict, label: str) -> Checked:
     checked = check_transcript(pairs, label, title=title if isinstance(title, str) else None,
                                created_at=when(path[-1].get("createdAt")))
     checked.left_out = len(nodes) - len(path)
+    checked.source = source_key("librechat", record.get("conversationId"))
     return checked

@@ -12,6 +12,7 @@ from .chat_apps import branch, closed, iso
 from .claude import as_list
 from .fields import epoch, field, named
 from .importer import Checked, InvalidImport, check_transcript
+from .sources import source_key
 
 DETAILS = re.compile(r'<details\s+type="(?P<kind>[a-z_]+)"(?P<attrs>[^>]*)>.*?</details>\s*',
                      re.S)
@@ -45,7 +46,7 @@ def openwebui(record: dict, label: str) -> Checked:
             raise InvalidImport(f"{where}, role: unknown role {role[:20]!r}")
         created = epoch(message.get("timestamp"), f"{where}, timestamp")
         stamp = {"created_at": created} if created else {}
-        content = message.get("content") if isinstance(message.get("content"), str) else ""
+        content = field(message, "content", str, where, required=False) or ""
         if role == "assistant":
             pairs += assistant_steps(message, content, where, stamp)
         else:
@@ -54,6 +55,7 @@ def openwebui(record: dict, label: str) -> Checked:
     checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
                                else None, created_at=iso(created))
     checked.left_out = left_out
+    checked.source = source_key("openwebui", record.get("id") or chat.get("id"))
     return checked
 
 
@@ -102,9 +104,14 @@ def args(value) -> dict:
     return decoded if isinstance(decoded, dict) else {"input": decoded}
 
 
+def call_id(item: dict) -> str | None:
+    """An output item's call id; one of another type links nothing."""
+    return item["call_id"] if isinstance(item.get("call_id"), str) else None
+
+
 def output_steps(items: list[dict], where: str, stamp: dict) -> list:
     """Open WebUI's output[]: messages, function_call and function_call_output, reasoning."""
-    results = {i.get("call_id"): i.get("output") for i in items
+    results = {call_id(i): i.get("output") for i in items
                if i.get("type") == "function_call_output"}
     out, text = [], []
     for item in items:
@@ -113,10 +120,11 @@ def output_steps(items: list[dict], where: str, stamp: dict) -> list:
             text += [p["text"] for p in as_list(item.get("content"))
                      if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()]
         elif kind == "function_call":
-            result = results.get(item.get("call_id"))
+            result = results.get(call_id(item))
             if isinstance(result, list):
-                result = "\n".join(p.get("text", "") for p in result if isinstance(p, dict))
-            out += call_pair(item.get("call_id") or f"call_{len(out)}", item.get("name") or "tool",
+                result = "\n".join(p["text"] for p in result
+                                   if isinstance(p, dict) and isinstance(p.get("text"), str))
+            out += call_pair(call_id(item) or f"call_{len(out)}", item.get("name") or "tool",
                              item.get("arguments"), result, "\n\n".join(text), where, stamp)
             text = []
     out.append((where, {"role": "assistant", "content": "\n\n".join(text), **stamp}))

@@ -90,6 +90,7 @@ def upload():
         record(g.user, "imported conversations", customer=owner,
                detail=", ".join([plural(len(result.conversations), "conversation"), *written]
                                 + ([f"{len(result.skipped)} skipped"] if result.skipped else [])
+                                + ([f"{result.already} already imported"] if result.already else [])
                                 + (["instructions and memories left out"] if result.withheld else [])))
         db.session.commit()
     return render_template("transfer/import.html", formats=FORMATS, result=result,
