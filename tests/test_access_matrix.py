@@ -48,6 +48,7 @@ MATRIX = {
     "settings.edit_shared_memory": {"admin"}, "settings.delete_shared_memory": {"admin"},
     # Each person's own things, no id: everybody reaches their own.
     "chat.show_page": EVERYONE, "chat.start_conversation": EVERYONE,
+    "chat.show_more_conversations": EVERYONE,  # the next page of one's own sidebar
     "memories.show_panel": EVERYONE, "memories.add_memory": EVERYONE,
     "memories.set_sharing": EVERYONE, "memories.search_history": EVERYONE,
     "memories.export_memories_view": EVERYONE,

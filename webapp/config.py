@@ -35,6 +35,7 @@ DEFAULTS = {
     "NIMBUS_MAX_ANSWER_CHARS": 100_000,  # a provider's answer past this is cut and says so
     "NIMBUS_VIEWER_PAGE_TURNS": 50,  # viewer: stored turns shown per page
     "NIMBUS_CHAT_PAGE_TURNS": 30,  # chat page: newest turns shown; older ones load on scrolling up
+    "NIMBUS_SIDEBAR_PAGE": 50,  # conversations per sidebar section; "Show more" loads the next ones
     "NIMBUS_TIMEZONE": "UTC",  # pages' times when the browser has not said its own zone yet
     "NIMBUS_DELETE_UNDO_SECONDS": 15,  # a deleted conversation can be restored for this long
     "NIMBUS_OFFLINE_WORDS_PER_SECOND": 12.0,  # offline model's pace; 0 = all at once (tests)
@@ -127,7 +128,7 @@ INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_IMPORT_MAX_BYTES", "NIMBUS_PROXY_HOPS"
             "NIMBUS_VIEWER_PAGE_TURNS", "NIMBUS_MAX_RUNS", "NIMBUS_BUSY_RETRY_AFTER",
             "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW", "NIMBUS_LOGIN_MAX_FAILURES",
             "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_LOGIN_ACCOUNT_MAX_FAILURES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE",
-            "NIMBUS_CHAT_PAGE_TURNS", "NIMBUS_DELETE_UNDO_SECONDS"}
+            "NIMBUS_CHAT_PAGE_TURNS", "NIMBUS_SIDEBAR_PAGE", "NIMBUS_DELETE_UNDO_SECONDS"}
 FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_FIRST_TOKEN_TIMEOUT", "NIMBUS_IDLE_TIMEOUT",
               "NIMBUS_MIN_TOKENS_PER_SECOND", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
               "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",

@@ -246,6 +246,12 @@ Index("ix_conversations_tenant_updated", Conversation.tenant_id, Conversation.up
 # otherwise walk every conversation of the tenant through ix_conversations_tenant_id.
 Index("ix_conversations_tenant_user", Conversation.tenant_id, Conversation.user_id)
 Index("ix_conversations_import_key", Conversation.user_id, Conversation.import_key)  # retried imports
+# The sidebar's pinned and archived sections, read a page at a time as its recent one is read
+# through ix_conversations_user_updated; and its check for deletions past their undo window.
+Index("ix_conversations_user_pinned", Conversation.user_id, Conversation.pinned_at, Conversation.id)
+Index("ix_conversations_user_archived", Conversation.user_id, Conversation.archived_at,
+      Conversation.id)
+Index("ix_conversations_user_deleted", Conversation.user_id, Conversation.deleted_at)
 Index("ix_audit_log_tenant_id_id", AuditEntry.tenant_id, AuditEntry.id)
 Index("ix_turns_outcome_heartbeat", Turn.outcome, Turn.heartbeat_at)
 Index("ix_turns_marked", Turn.conversation_id, Turn.mark, Turn.seq)

@@ -126,6 +126,7 @@ def finish_turn(turn: Turn, messages: list[dict], outcome: str, trace: list, usa
     turn.compact_tokens = estimate_messages(turn.compact)
     turn.tool_calls = sum(len(m.get("tool_calls") or []) for m in messages)
     turn.outcome = outcome
+    turn.heartbeat_at = utcnow()  # when it finished: its vector's job gets a moment to run
     turn.trace = trace
     turn.prompt_tokens = usage.get("prompt_tokens")
     turn.completion_tokens = usage.get("completion_tokens")

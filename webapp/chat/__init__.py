@@ -8,14 +8,14 @@ def init_app(app) -> None:
     from .. import hooks
     from . import (context_gauge, conversation_views, deletion_jobs, feedback_views,
                    memories_used, model_titles, organize_views, rendering, share_views,
-                   steer_views, summary_views, trim_notes, views)
+                   sidebar_views, steer_views, summary_views, trim_notes, views)
     for helpers in (rendering, trim_notes, context_gauge, memories_used, steer_views):
         helpers.init_app(app)
     # views owns the blueprint; the others add routes to it: sidebar actions (rename, delete,
     # undo; pin and archive), owners' read-only shares, answer feedback, steering (pin, leave
-    # out) and the rolling summary's panel.
+    # out), the rolling summary's panel and the sidebar's next pages.
     for routes in (views, conversation_views, organize_views, share_views, feedback_views,
-                   steer_views, summary_views):
+                   steer_views, summary_views, sidebar_views):
         if routes.bp.name not in app.blueprints:
             app.register_blueprint(routes.bp)
     register_jobs(deletion_jobs.finish_deletions_every_minute, model_titles.write_title)

@@ -1,12 +1,60 @@
 """The sidebar's conversations: pinned on top, then newest first under Today, Yesterday, Previous
-7 days and Older, and the archived ones under a closed "Archived" section."""
-from datetime import date, datetime, timedelta
+7 days and Older, and the archived ones under a closed "Archived" section. Each section shows one
+page (NIMBUS_SIDEBAR_PAGE) and a "Show more conversations" button for the next: 20,000
+conversations cost the page 20 do."""
+from dataclasses import dataclass
+from datetime import date, datetime
 
 from flask import current_app, g, request
+from sqlalchemy import and_, or_, select
 
 from .. import storage
+from ..extensions import db
 from ..local_time import local
-from ..models import Conversation, utcnow
+from ..models import Conversation, User, utcnow
+
+
+@dataclass(frozen=True)
+class Section:
+    """One list of the sidebar: which conversations, in what order (newest `key` first)."""
+    name: str
+    key: str  # the column it is ordered by; (key, id) is the cursor, read from an index
+
+    def where(self):
+        listed = Conversation.deleted_at.is_(None)
+        if self.name == "pinned":
+            return and_(listed, Conversation.pinned_at.is_not(None), Conversation.archived_at.is_(None))
+        if self.name == "archived":
+            return and_(listed, Conversation.archived_at.is_not(None))
+        return and_(listed, Conversation.pinned_at.is_(None), Conversation.archived_at.is_(None))
+
+    def cursor(self, conversation: Conversation) -> tuple[datetime, str]:
+        return getattr(conversation, self.key), conversation.id
+
+
+# Pinned newest pin first; archived newest archived first; the rest by their last activity.
+SECTIONS = {s.name: s for s in (Section("pinned", "pinned_at"), Section("recent", "updated_at"),
+                                Section("archived", "archived_at"))}
+
+
+def page_size() -> int:
+    return max(1, current_app.config["NIMBUS_SIDEBAR_PAGE"])
+
+
+def conversations_page(user: User, section: Section, after: tuple[datetime, str] | None,
+                       limit: int) -> tuple[list[Conversation], bool]:
+    """Up to `limit` of the person's conversations in `section` past the cursor `after` (the last
+    one shown), and whether more follow. A keyset on (key, id), never an OFFSET: the tenth page
+    reads as few rows as the first, and a tie on the key neither repeats nor skips one."""
+    key = getattr(Conversation, section.key)
+    query = select(Conversation).where(Conversation.user_id == user.id, section.where())
+    if after is not None:
+        # `key <= at` is the range the (user_id, key, id) index reads; the OR only breaks ties.
+        at, last_id = after
+        query = query.where(key <= at, or_(key < at, Conversation.id < last_id))
+    rows = list(db.session.scalars(query.order_by(key.desc(), Conversation.id.desc())
+                                   .limit(limit + 1)))
+    return rows[:limit], len(rows) > limit
 
 
 def date_group(updated: datetime, today: date) -> str:
@@ -34,17 +82,28 @@ def grouped(conversations: list[Conversation], now: datetime) -> list[tuple[str,
     return groups
 
 
+def section_page(section: Section, after: tuple[datetime, str] | None = None) -> dict:
+    """What templates/chat/_conversation_page.html needs for one page of `section`: its items
+    (by date group for the recent ones) and the cursor of the next page, if there is one."""
+    items, more = conversations_page(g.user, section, after, page_size())
+    now = utcnow()
+    return {"section": section.name, "items": items,
+            "groups": grouped(items, now) if section.name == "recent" else [(None, items)] * bool(items),
+            # a page that continues a date group does not repeat its heading
+            "continued": (date_group(local(after[0]), local(now).date())
+                          if after is not None and section.name == "recent" else None),
+            "next": section.cursor(items[-1]) if more else None}
+
+
 def sidebar(open_id: str | None, archived_open: bool = False) -> dict:
     """What templates/chat/_sidebar.html needs; conversations past their undo window go for good."""
     storage.purge_deleted(g.user, current_app.config["NIMBUS_DELETE_UNDO_SECONDS"])
-    conversations = storage.list_conversations(g.user)
-    archived = [c for c in conversations if c.archived_at is not None]
-    pinned = sorted((c for c in conversations if c.pinned_at is not None and c.archived_at is None),
-                    key=lambda c: c.pinned_at, reverse=True)
-    rest = [c for c in conversations if c.pinned_at is None and c.archived_at is None]
-    return {"pinned": pinned, "groups": grouped(rest, utcnow()), "archived": archived,
-            "archived_open": archived_open, "open_id": open_id,
-            "has_conversations": bool(conversations)}
+    pinned, recent, archived = (section_page(SECTIONS[name]) for name in ("pinned", "recent", "archived"))
+    shown = len(archived["items"])
+    return {"pinned": pinned, "recent": recent, "archived": archived,
+            "archived_label": f"{shown}+" if archived["next"] else str(shown),
+            "archived_open": archived_open or any(c.id == open_id for c in archived["items"]),
+            "open_id": open_id}
 
 
 def recently_deleted():

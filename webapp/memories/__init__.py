@@ -3,15 +3,16 @@
 
 def init_app(app) -> None:
     """Wire memory into the app: the memory section of every request (before any summary), the
-    tools, the after-turn hook and jobs, the offline model's distiller, commands and pages."""
+    tools, the after-turn hook and jobs (with the sweep for vectors an outage lost), the offline
+    model's distiller, commands and pages."""
     from .. import hooks
     from ..agent.tools import register_tools
     from ..jobs import register_jobs
-    from . import block, cli, jobs, offline_distiller, report_views, tools, views
+    from . import block, cli, jobs, lost_vectors, offline_distiller, report_views, tools, views
     hooks.add(hooks.SECTION_SOURCES, block.memory_section, first=True)
     register_tools(*tools.TOOLS)
     hooks.add(hooks.AFTER_TURN, jobs.after_turn)
-    register_jobs(*jobs.JOBS)
+    register_jobs(*jobs.JOBS, *lost_vectors.JOBS)
     hooks.add(hooks.OFFLINE_TASKS, offline_distiller.distil_offline)
     cli.init_app(app)
     app.register_blueprint(views.bp)
