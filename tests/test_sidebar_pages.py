@@ -92,7 +92,7 @@ def test_pinned_and_archived_page_too(guest, section, field):
     make(guest_user(guest), 3)
     make(guest_user(guest), 12, **{field: utcnow()})
     page = guest.get("/").text
-    first = page.split(f"conversation-list--{section}")[1].split("</ul>")[0]
+    first = page.split(f"conversation-list--{section}")[1].split("load-more--conversations")[0]
     assert len(ids(first)) == PAGE and f"section={section}" in page
     link = re.search(rf'hx-get="(/conversations\?section={section}[^"]+)"', page).group(1)
     shown, _ = walk(guest, guest.get(link.replace("&amp;", "&"), headers=HTMX).text)

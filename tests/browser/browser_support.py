@@ -116,7 +116,12 @@ def launch_chromium(playwright, **kwargs):
 
 
 def open_viewer(page) -> None:
-    """Follow the chat's Viewer link and wait for the page's load event: htmx binds its inputs
-    on DOMContentLoaded, and a value typed before that asks for no preview."""
-    page.get_by_role("link", name="Viewer").click()
+    """Follow the chat's Viewer link (its "…" menu item on a phone) and wait for the load event:
+    htmx binds its inputs on DOMContentLoaded, and a value typed before that asks for no preview."""
+    link = page.get_by_role("link", name="Viewer")
+    if link.is_visible():
+        link.click()
+    else:  # on a phone the viewer is an item of the conversation's "…" menu
+        page.locator("#conversation-menu-button").click()
+        page.get_by_role("menuitem", name="Open the viewer").click()
     page.wait_for_load_state("load")
