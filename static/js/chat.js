@@ -96,6 +96,19 @@
     return true;
   }
 
+  // A form htmx swapped in is wired only when its swap settles: Enter pressed before then would
+  // submit it natively (a GET of the page with the fields in its address). Wire it now and send it.
+  var rewired = new WeakSet();
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (event.defaultPrevented || !window.htmx || rewired.has(form) ||
+        !form.matches("form[hx-post], form[hx-patch], form[hx-put], form[hx-delete]")) return;
+    event.preventDefault();
+    rewired.add(form);
+    htmx.process(form);
+    htmx.trigger(form, "submit");
+  });
+
   // Enter sends, Shift+Enter adds a line; nothing is sent while a reply streams or the box is empty.
   document.addEventListener("keydown", function (event) {
     var box = event.target;

@@ -186,6 +186,19 @@ def test_rename_inline_and_delete_with_undo_from_the_sidebar(page):
     assert dialogs == []  # no prompt(), no confirm()
 
 
+def test_enter_saves_a_new_name_before_htmx_has_settled_the_form(page):
+    """Enter pressed the moment the rename form appears saves it; it never reloads the page as a GET."""
+    page.goto("/")
+    send(page, "How long does shipping take?", 0)
+    page.evaluate("htmx.config.defaultSettleDelay = 5000")  # a busy phone: swaps settle late
+    choose(page, "How long does shipping take", "Rename")
+    name = page.get_by_label("New name for “How long does shipping take”")
+    name.fill("Shipping, quickly")
+    name.press("Enter")
+    expect(page.locator("#conversation-title")).to_have_text("Shipping, quickly")
+    assert "title=" not in page.url
+
+
 def test_the_sidebars_days_are_the_browsers_own(browser, live_server, live_app):
     """A conversation last used a minute before midnight in Auckland is yesterday's there."""
     context = browser.new_context(base_url=live_server.url, timezone_id="Pacific/Auckland")
