@@ -45,6 +45,21 @@ def local(moment: datetime | None) -> datetime | None:
     return moment.astimezone(reader_zone())
 
 
+# The one way a page writes a date and time (the chat's, the viewer's, a fate's reason): "3 Dec 2026, 07:48".
+DATE_TIME = "%-d %b %Y, %H:%M"
+
+
+def when_text(moment: datetime | str | None) -> str:
+    """A stored time (or its ISO text, as a JSON payload carries it) in the reader's zone and
+    the one date format."""
+    if isinstance(moment, str):
+        try:
+            moment = datetime.fromisoformat(moment)
+        except ValueError:
+            return moment
+    return local(moment).strftime(DATE_TIME) if moment is not None else ""
+
+
 def wall_clock_now(zone: ZoneInfo) -> datetime:
     """Now on the zone's clocks, naive, to compare with other wall-clock times."""
     return datetime.now(zone).replace(tzinfo=None)
@@ -57,3 +72,4 @@ def stored(wall_clock: datetime, zone: ZoneInfo) -> datetime:
 
 def init_app(app) -> None:
     app.add_template_filter(local, "local")
+    app.add_template_filter(when_text, "when")

@@ -17,11 +17,19 @@ Rules:
 - Be brief and warm. Answer in the customer's language."""
 
 
+DEFAULT_NAME = "Nimbus"
+
+
+def assistant_name_of(tenant) -> str:
+    """The name the shop gave its assistant (the persona), as the model is told it."""
+    return ((getattr(tenant, "settings", None) or {}).get("assistant_name")) or DEFAULT_NAME
+
+
 def system_prompt(conversation) -> str:
     """The prompt with the shop's persona: its assistant's name and the admin's extra instructions."""
     shop = conversation.tenant.settings or {}
     prompt = SYSTEM_PROMPT.format(shop=conversation.tenant.name,
-                                  name=shop.get("assistant_name") or "Nimbus")
+                                  name=assistant_name_of(conversation.tenant))
     if shop.get("instructions"):
         prompt += f"\n\nInstructions from the shop's team:\n{shop['instructions']}"
     if getattr(conversation, "instructions", None):  # an imported conversation's system message

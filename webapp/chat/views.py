@@ -9,6 +9,7 @@ from flask_wtf.csrf import CSRFError
 from .. import access, storage
 from ..runs import admission, turn_runs
 from ..extensions import htmx
+from ..agent.prompts import assistant_name_of
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
@@ -62,8 +63,7 @@ def assistant_name() -> str:
     """The name the visitor's shop gave its assistant (the persona), as the model is told it."""
     if "assistant_name" not in g:  # once per request: a stream renders its end without a session
         user = g.get("user")
-        settings = (user.tenant.settings if user is not None and user.tenant is not None else None) or {}
-        g.assistant_name = settings.get("assistant_name") or "Nimbus"
+        g.assistant_name = assistant_name_of(user.tenant if user is not None else None)
     return g.assistant_name
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 
 from ..extensions import db
 from ..llm.messages import as_sent
+from ..local_time import when_text
 from ..models import Turn, utcnow
 from .plans import DROPPED, EXCLUDED, PINNED, Policy, TurnFate
 from .tail import COLUMNS, FINISHED_BEFORE, NO_LIMIT, TailTurn
@@ -40,7 +41,7 @@ class Marks:
 
 def who_and_when(verb: str, name: str, at) -> str:
     by = f" by {name}" if name else ""
-    return f"{verb}{by} on {at:%Y-%m-%d %H:%M} UTC" if at else f"{verb}{by}"
+    return f"{verb}{by} on {when_text(at)}" if at else f"{verb}{by}"  # the reader's zone
 
 
 # The tail's columns plus the mark's, through ix_turns_marked: built once, like the tail.

@@ -6,6 +6,7 @@ from flask import (Blueprint, current_app, jsonify, make_response, redirect, ren
 
 from ..access import APPLY, get_conversation_or_404
 from ..extensions import htmx
+from ..local_time import when_text
 from ..models import utcnow
 from .payload import report_payload
 from .report import build_report
@@ -48,7 +49,7 @@ def render_viewer(report, error=None, notice=None, status=200, static_report=Fal
 
     context = {"report": report, "error": error, "notice": notice, "page_url": page_url,
                "turn_url": turn_url, "static_report": static_report,
-               "now_text": utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+               "now_text": when_text(utcnow()),
                "json_url": url_for("viewer.show_json", conversation_id=conversation.id, **query),
                "download_url": url_for("viewer.download", conversation_id=conversation.id, **query),
                "compare_url": url_for("viewer.compare", conversation_id=conversation.id,

@@ -1,0 +1,34 @@
+"""The viewer speaks as the chat does: the shop's persona, the reader's time zone, one date format."""
+from datetime import datetime
+
+from webapp.extensions import db
+from webapp.models import Turn
+
+from .support import guest_user
+from .viewer_support import refund_conversation
+
+PINNED_AT = datetime(2026, 6, 1, 23, 30)  # 11:30 the next morning in Auckland
+
+
+def test_answers_in_the_viewer_go_under_the_shops_persona(guest):
+    user = guest_user(guest)
+    user.tenant.settings = {**(user.tenant.settings or {}), "assistant_name": "Skye"}
+    db.session.commit()
+    conversation = refund_conversation(user)
+    page = guest.get(f"/c/{conversation.id}/viewer").text
+    assert '<span class="who">Skye</span>' in page
+    assert '<span class="who">Nimbus</span>' not in page
+    sent = guest.get(f"/c/{conversation.id}/viewer/turns/2/sent").text
+    assert '<span class="who">Skye</span>' in sent
+
+
+def test_a_pins_time_is_the_readers_in_the_one_date_format(guest):
+    conversation = refund_conversation(guest_user(guest))
+    guest.post(f"/c/{conversation.id}/turns/0/mark", data={"mark": "pinned"})
+    turn = db.session.query(Turn).filter_by(conversation_id=conversation.id, seq=0).one()
+    turn.marked_at = PINNED_AT
+    db.session.commit()
+    guest.set_cookie("nimbus_tz", "Pacific/Auckland")
+    page = guest.get(f"/c/{conversation.id}/viewer").text
+    assert "on 2 Jun 2026, 11:30" in page
+    assert "UTC" not in page
