@@ -5,7 +5,7 @@ from webapp.extensions import db
 from webapp.models import Turn
 
 from .support import guest_user
-from .viewer_support import refund_conversation
+from .viewer_support import refund_conversation, summarized_conversation
 
 PINNED_AT = datetime(2026, 6, 1, 23, 30)  # 11:30 the next morning in Auckland
 
@@ -32,3 +32,28 @@ def test_a_pins_time_is_the_readers_in_the_one_date_format(guest):
     page = guest.get(f"/c/{conversation.id}/viewer").text
     assert "on 2 Jun 2026, 11:30" in page
     assert "UTC" not in page
+
+
+def test_the_first_sentence_says_what_the_assistant_will_read_in_words(guest):
+    conversation = refund_conversation(guest_user(guest))
+    page = guest.get(f"/c/{conversation.id}/viewer").text
+    first = page[page.index('<p class="gauge-words">'):]
+    first = " ".join(first[:first.index("</p>")].split())
+    assert "With the next question, Nimbus will read about" in first
+    assert "its instructions and <strong>3 earlier turns</strong> of this conversation" in first
+    assert "budget" not in first  # the arithmetic comes after, for those who want it
+
+
+def test_the_turn_columns_are_one_click_from_the_top_of_the_viewer(guest):
+    conversation = refund_conversation(guest_user(guest))
+    page = guest.get(f"/c/{conversation.id}/viewer").text
+    jump = page.index('href="#turns-title"')
+    assert jump < page.index('id="what-if"') and 'id="turns-title"' in page
+
+
+def test_the_first_sentence_names_the_memories_and_the_summarys_reach(guest):
+    conversation = summarized_conversation(guest_user(guest))
+    page = guest.get(f"/c/{conversation.id}/viewer").text
+    first = page[page.index('<p class="gauge-words">'):]
+    first = " ".join(first[:first.index("</p>")].split())
+    assert "its instructions, 1 long-term memory, a summary of turns 1–5 and <strong>1 earlier turn</strong>" in first, first

@@ -158,4 +158,4 @@ def test_summary_section_and_summarized_turns(guest):
     summary = html[html.index('id="section-summary"'):html.index('id="section-history"')]
     assert "Rolling summary" in summary and "<dt>through</dt>\n        <dd>turn 5</dd>" in summary
     assert "refunds, " in summary  # topics read as a list
-    assert "set aside for the summary" in html
+    assert "for the summary)" in html
