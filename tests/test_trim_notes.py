@@ -11,11 +11,13 @@ from .support import ask, guest_user, sse_events
 from .viewer_support import summarized_conversation
 
 NOTE = re.compile(r'<aside class="trim-note" id="trim-note-(\d+)" data-turn="(\d+)">\s*'
-                  r'<span class="trim-note-text">([^<]+)</span>')
+                  r'<span class="trim-note-text">(.*?)</span>', re.S)
+TAG = re.compile(r"<[^>]+>")
 
 
 def notes(html: str) -> list[tuple[str, str]]:
-    return [(number, text) for _, number, text in NOTE.findall(html)]
+    """(turn number, the note as a reader sees it) of every trimming note on the page."""
+    return [(number, TAG.sub("", text)) for _, number, text in NOTE.findall(html)]
 
 
 @pytest.fixture
@@ -54,6 +56,18 @@ def test_dropped_turns_are_named(guest):
         ask(user, question, conversation)
     assert notes(guest.get(f"/c/{conversation.id}").text) == [("4", "Turn 1 dropped"),
                                                               ("5", "Turn 2 dropped")]
+
+
+def test_each_turn_a_note_names_links_to_that_turn_in_the_chat(guest):
+    user = guest_user(guest)
+    _, conversation, _ = ask(user, "Can I get a refund for order #1043?")
+    conversation.strategy, conversation.settings = "window", {"recent_turns": 2}
+    db.session.commit()
+    for question in ("What about 1042?", "Yes please.", "Thanks"):
+        ask(user, question, conversation)
+    page = guest.get(f"/c/{conversation.id}").text
+    link = f'<a class="trim-note-turn" href="/c/{conversation.id}?at=1#turn-1-question">1</a>'
+    assert f"Turn {link} dropped" in page
 
 
 def test_turn_numbers_are_written_as_a_person_writes_them():
@@ -101,7 +115,7 @@ def test_the_done_event_carries_the_note(guest, conversation):
     stream = guest.get(f"/c/{conversation.id}/turns/5/stream").text
     done = dict(sse_events(stream))["done"]
     assert 'hx-swap-oob="beforebegin:#turn-6-question"' in done
-    assert "Turns 1–4 are now summarized" in done
+    assert "Turns 1–4 are now summarized" in TAG.sub("", done)
 
 
 def test_no_note_without_a_previous_manifest():

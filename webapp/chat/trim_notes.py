@@ -25,35 +25,54 @@ class TrimNote:
     pins_unfit: list[int] = field(default_factory=list)  # pinned turns no longer sent
 
     @property
-    def parts(self) -> list[str]:
-        """Exactly the turns that changed here: a change noted at one reply is never noted again."""
-        parts = []
+    def pieces(self) -> list[list[tuple[str, int | None]]]:
+        """Exactly the turns that changed here, as (words, turn seq to link or None): a change
+        noted at one reply is never noted again."""
+        pieces = []
         if self.summarized:
             verb = "is" if len(self.summarized) == 1 else "are"
-            parts.append(f"{turns_named(self.summarized)} {verb} now summarized")
+            pieces.append(turns_linked(self.summarized) + [(f" {verb} now summarized", None)])
         if self.dropped:
-            parts.append(f"{turns_named(self.dropped)} dropped")
+            pieces.append(turns_linked(self.dropped) + [(" dropped", None)])
         for seq in self.pins_unfit:
-            parts.append(f"pinned turn {seq + 1} no longer fits")
-        return parts
+            pieces.append([("pinned turn ", None), (f"{seq + 1}", seq), (" no longer fits", None)])
+        return pieces
+
+    @property
+    def parts(self) -> list[str]:
+        return ["".join(words for words, _ in piece) for piece in self.pieces]
 
     @property
     def text(self) -> str:
         return " · ".join(self.parts)
 
 
-def turns_named(seqs: list[int]) -> str:
-    """Turn numbers as a person writes them: "Turn 3", "Turns 1–4", "Turns 3, 5 and 7–9"."""
+def turn_runs(seqs: list[int]) -> list[list[int]]:
     runs: list[list[int]] = []
     for seq in sorted(set(seqs)):
         if runs and seq == runs[-1][-1] + 1:
             runs[-1].append(seq)
         else:
             runs.append([seq])
-    names = [f"{r[0] + 1}–{r[-1] + 1}" if len(r) > 2 else
-             (f"{r[0] + 1}, {r[1] + 1}" if len(r) == 2 else f"{r[0] + 1}") for r in runs]
-    text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return ("Turn " if len(set(seqs)) == 1 else "Turns ") + text
+    return runs
+
+
+def turns_linked(seqs: list[int]) -> list[tuple[str, int | None]]:
+    """Turn numbers as a person writes them, each run linked to its first turn:
+    "Turn 3", "Turns 1–4", "Turns 3, 5 and 7–9"."""
+    names = [(f"{r[0] + 1}–{r[-1] + 1}" if len(r) > 2 else f"{r[0] + 1}", r[0]) for r in turn_runs(seqs)
+             for r in ([r] if len(r) != 2 else [r[:1], r[1:]])]
+    pieces: list[tuple[str, int | None]] = [("Turn " if len(set(seqs)) == 1 else "Turns ", None)]
+    for index, name in enumerate(names):
+        if index:
+            pieces.append((" and " if index == len(names) - 1 else ", ", None))
+        pieces.append(name)
+    return pieces
+
+
+def turns_named(seqs: list[int]) -> str:
+    """Turn numbers as a person writes them: "Turn 3", "Turns 1–4", "Turns 3, 5 and 7–9"."""
+    return "".join(words for words, _ in turns_linked(seqs))
 
 
 def history_seqs(manifest: dict) -> set[int]:
