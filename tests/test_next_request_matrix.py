@@ -4,13 +4,16 @@ left-out turns, a memory block that must shrink, and tools offered."""
 import pytest
 
 from webapp.extensions import db
-from webapp.llm import profile
+from webapp.llm import get_provider, profile
 from webapp.llm.openai_provider import OpenAIProvider, to_openai_messages
 from webapp.memories.models import Memory
 from webapp.models import Turn
 
+from . import llama_server
 from .fakes.openai_server import FakeOpenAIServer
+from .fakes.recording_proxy import RecordingProxy
 from .support import ask, guest_user
+from .test_provider_conformance import forget_endpoints, real_server  # noqa: F401  start-or-skip
 
 LONG = ("I bought a rain jacket last month and the zip broke after two weeks of light use; "
         "I have the receipt and photos and I would like to know what my options are. ")
@@ -100,3 +103,29 @@ def test_a_window_that_binds_shows_fewer_earlier_turns_than_the_budget_alone(app
     page = guest.get(f"/c/{conversation.id}/viewer").text
     assert "1,400-token window" in page
     assert provider is not None
+
+
+@pytest.mark.timeout(600)
+def test_the_viewer_reports_the_request_a_real_llama_server_receives(app, guest, real_server):  # noqa: F811
+    """Once per run, the outside truth itself: llama-server says its own window (2,048 tokens),
+    and a recording proxy in front of it keeps what it received."""
+    if real_server.process is None or real_server.process.poll() is not None:
+        real_server.start()  # an earlier test killed it on purpose
+    user = guest_user(guest)
+    conversation = long_conversation(user, "compact")
+    mark(conversation, 2, "pinned")
+    mark(conversation, 11, "excluded")
+    remember(user, [f"Note {i}: {LONG * 3}" for i in range(6)])
+    with RecordingProxy(real_server.base_url) as proxy:
+        app.config.update(OPENAI_BASE_URL=proxy.base_url, OPENAI_API_KEY="test",
+                          NIMBUS_MODEL=real_server.model_name, NIMBUS_CONTEXT_WINDOW=None,
+                          NIMBUS_MAX_OUTPUT_TOKENS=64, NIMBUS_PROVIDER_TIMEOUT=120.0,
+                          NIMBUS_MEMORY_SEARCH=False)
+        forget_endpoints()
+        shown = guest.get(f"/c/{conversation.id}/viewer.json").json["request"]
+        ask(user, QUESTION, conversation, provider=get_provider(app.config))
+        sent = proxy.chat_requests()[0]
+    forget_endpoints()
+    assert shown["window"]["window"] == llama_server.CONTEXT and shown["window"]["binds"]
+    assert sent["messages"][:-1] == to_openai_messages(shown["messages"])
+    assert sent["messages"][-1] == {"role": "user", "content": QUESTION}
