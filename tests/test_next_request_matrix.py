@@ -1,6 +1,8 @@
 """The next request the viewer reports is, message for message, the request the provider then
 receives: under windows that bind and windows that do not, for every strategy, with pins,
 left-out turns, a memory block that must shrink, and tools offered."""
+import re
+
 import pytest
 
 from webapp.extensions import db
@@ -63,10 +65,24 @@ def served_by(app, server, window):
 def next_request_then_sent(app, guest, server, conversation, window):
     provider = served_by(app, server, window)
     shown = guest.get(f"/c/{conversation.id}/viewer.json").json["request"]
+    page = guest.get(f"/c/{conversation.id}/viewer").text
+    shown["page_sends"] = sorted(int(n) for n, fate in re.findall(
+        r'data-turn="(\d+)" data-fate="(\w+)"', page) if fate in ("FULL", "COMPACTED", "PINNED"))
+    words = " ".join(page[page.index('<p class="gauge-words">'):].split("</p>")[0].split())
+    shown["page_sentence"] = re.sub(r"<[^>]+>", "", words)
+    shown["questions"] = {t.seq + 1: t.question for t in db.session.query(Turn).filter_by(
+        conversation_id=conversation.id)}
     server.reset()
     server.script({"text": "It shipped on Monday."})
     ask(conversation.user, QUESTION, conversation, provider=provider)
     return shown, server.requests[0]
+
+
+def turns_received(shown, sent) -> list[int]:
+    """The turns whose question the provider received, by number: the outside truth of which
+    turns the request carried."""
+    asked = [m["content"] for m in sent["messages"][:-1] if m["role"] == "user"]
+    return sorted(n for n, question in shown["questions"].items() if question in asked)
 
 
 @pytest.mark.parametrize("window", [None, 1100, 2048, 4096])
@@ -82,6 +98,11 @@ def test_the_viewer_reports_the_request_the_provider_receives(app, guest, server
     shown, sent = next_request_then_sent(app, guest, server, conversation, window)
     assert sent["messages"][:-1] == to_openai_messages(shown["messages"])
     assert sent["messages"][-1] == {"role": "user", "content": QUESTION}
+    received = turns_received(shown, sent)
+    assert shown["page_sends"] == received, "the page's sent column is what was received"
+    count = f"{len(received)} earlier turn{'s' if len(received) != 1 else ''}"
+    assert (count if received else "none of this conversation's earlier turns") \
+        in shown["page_sentence"], shown["page_sentence"]
     assert sent["tools"], "the tools are offered, and their room was planned for"
     assert shown["window"]["window"] == window
     if window in (1100, 2048):
