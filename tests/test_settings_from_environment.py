@@ -25,3 +25,34 @@ def test_a_wrong_value_is_refused_with_the_settings_name(monkeypatch, key, value
     monkeypatch.setenv(key, value)
     with pytest.raises(settings.BadSetting, match=key):
         settings.from_environment(settings.DEFAULTS)
+
+
+def test_a_setting_without_a_default_reads_as_its_declared_kind(monkeypatch):
+    monkeypatch.setenv("NIMBUS_CONTEXT_WINDOW", "4096")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+    read = settings.from_environment(settings.DEFAULTS)
+    assert read["NIMBUS_CONTEXT_WINDOW"] == 4096 and read["OPENAI_BASE_URL"].endswith("/v1")
+
+
+def test_every_wrong_setting_is_named_at_once(monkeypatch):
+    monkeypatch.setenv("NIMBUS_CONTEXT_WINDOW", "4k")
+    monkeypatch.setenv("NIMBUS_GUESTS", "maybe")
+    with pytest.raises(settings.BadSetting) as refused:
+        settings.from_environment(settings.DEFAULTS)
+    assert str(refused.value) == ("NIMBUS_CONTEXT_WINDOW='4k' is not a whole number; "
+                                  "NIMBUS_GUESTS='maybe' is not true or false")
+
+
+def test_the_settings_table_declares_every_setting_with_its_kind_and_default():
+    fields = settings.Settings.model_fields
+    assert set(fields) == set(settings.DEFAULTS)
+    assert fields["NIMBUS_SIGN_IN_LINK_MINUTES"].annotation is int
+    assert fields["NIMBUS_SIGN_IN_LINK_MINUTES"].default == 10
+
+
+def test_the_context_policy_takes_its_defaults_from_the_settings():
+    from webapp.context.plans import Policy
+    policy = Policy()
+    assert (policy.budget, policy.recent_turns, policy.max_age_days, policy.candidate_pool) == (
+        settings.DEFAULTS["NIMBUS_HISTORY_BUDGET"], settings.DEFAULTS["NIMBUS_RECENT_TURNS"],
+        settings.DEFAULTS["NIMBUS_MAX_AGE_DAYS"], settings.DEFAULTS["NIMBUS_IMPORTANCE_POOL"])

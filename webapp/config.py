@@ -3,6 +3,8 @@ import logging
 import os
 import secrets
 
+from pydantic import ConfigDict, ValidationError, create_model
+
 # Every key the app reads, with its default. Environment variables of the same name override.
 DEFAULTS = {
     "SECRET_KEY": None,  # None: a random key in instance/secret_key (docs/operations.md "Production checklist")
@@ -117,72 +119,50 @@ DEFAULTS = {
     "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE": False,  # may a chat write shop-wide shared memories?
 }
 
-INT_KEYS = {"MAX_CONTENT_LENGTH", "NIMBUS_IMPORT_MAX_BYTES", "NIMBUS_PROXY_HOPS", "NIMBUS_MAX_OUTPUT_TOKENS",
-            "NIMBUS_CONTEXT_WINDOW", "NIMBUS_PROVIDER_SLOTS",
-            "NIMBUS_HISTORY_BUDGET", "NIMBUS_RECENT_TURNS", "NIMBUS_MAX_STEPS",
-            "NIMBUS_MAX_REPEAT_CALLS", "NIMBUS_MAX_MESSAGE_CHARS", "WTF_CSRF_TIME_LIMIT",
-            "NIMBUS_MAX_ANSWER_CHARS",
-            "NIMBUS_IMPORTANCE_POOL", "NIMBUS_SUMMARY_MAX_TOKENS", "NIMBUS_SUMMARY_CHUNK_TURNS",
-            "NIMBUS_MEMORY_BLOCK_LIMIT", "NIMBUS_MEMORY_CANDIDATE_POOL", "NIMBUS_MEMORY_MIN_MESSAGES",
-            "NIMBUS_MEMORY_MAX_WINDOW_TURNS", "NIMBUS_MEMORY_INACTIVE_MINUTES",
-            "NIMBUS_VIEWER_PAGE_TURNS", "NIMBUS_MAX_RUNS", "NIMBUS_BUSY_RETRY_AFTER",
-            "NIMBUS_DB_POOL_SIZE", "NIMBUS_DB_MAX_OVERFLOW", "NIMBUS_LOGIN_MAX_FAILURES",
-            "NIMBUS_LOGIN_LOCK_MINUTES", "NIMBUS_LOGIN_ACCOUNT_MAX_FAILURES", "NIMBUS_SHARE_DAYS", "NIMBUS_CONSOLE_PAGE_SIZE",
-            "NIMBUS_CHAT_PAGE_TURNS", "NIMBUS_SIDEBAR_PAGE", "NIMBUS_DELETE_UNDO_SECONDS"}
-FLOAT_KEYS = {"NIMBUS_PROVIDER_TIMEOUT", "NIMBUS_FIRST_TOKEN_TIMEOUT", "NIMBUS_IDLE_TIMEOUT",
-              "NIMBUS_MIN_TOKENS_PER_SECOND", "NIMBUS_LEASE_SECONDS", "NIMBUS_STOP_WAIT",
-              "NIMBUS_HEARTBEAT_SECONDS", "NIMBUS_STOP_POLL_SECONDS", "NIMBUS_DB_POOL_TIMEOUT",
-              "NIMBUS_MAX_AGE_DAYS", "NIMBUS_MEMORY_MIN_SIMILARITY",
-              "NIMBUS_MEMORY_KEYWORD_WEIGHT", "NIMBUS_SESSION_HOURS", "NIMBUS_REMEMBER_DAYS",
-              "NIMBUS_GUEST_DAYS", "NIMBUS_OFFLINE_WORDS_PER_SECOND"}
-BOOL_KEYS = {"SESSION_COOKIE_SECURE", "NIMBUS_RATE_LIMIT_ENABLED",
-             "NIMBUS_JOBS_IMMEDIATE", "NIMBUS_MEMORY_TOOLS", "NIMBUS_MEMORY_SEARCH",
-             "NIMBUS_MEMORY_DISTIL_ON_COMPRESS", "NIMBUS_MEMORY_SWEEP",
-             "NIMBUS_MEMORY_SHARING_DEFAULT", "NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE", "NIMBUS_GUESTS",
-             "NIMBUS_SIGNUP", "NIMBUS_OTEL_CAPTURE_CONTENT", "NIMBUS_MODEL_TITLES"}
+# The kind of each setting whose default is None; every other setting is its default's kind.
+NONE_KINDS = {"NIMBUS_CONTEXT_WINDOW": int, "NIMBUS_PROVIDER_SLOTS": int, "WTF_CSRF_TIME_LIMIT": int}
+
+
+def kind_of(key):
+    """The type a setting holds: its default's, or NONE_KINDS's for a None default, else str."""
+    default = DEFAULTS.get(key)
+    return NONE_KINDS.get(key) or (type(default) if default is not None else str)
+
+
+# The typed table of every setting (name, kind, default), checked by pydantic: a value read
+# from the environment is parsed as its kind, and a wrong one refused with the setting's name.
+Settings = create_model("Settings", __config__=ConfigDict(extra="ignore"), **{
+    key: (kind_of(key) | None if default is None else kind_of(key), default)
+    for key, default in DEFAULTS.items()})
 
 
 class BadSetting(ValueError):
     """A setting from the environment that is not of its kind; the text names it."""
 
 
-def kind_of(key):
-    """The type a setting holds: the lists above, else its default's (so no key is left a string)."""
-    if key in BOOL_KEYS or isinstance(DEFAULTS.get(key), bool):
-        return bool
-    if key in INT_KEYS or isinstance(DEFAULTS.get(key), int):
-        return int
-    if key in FLOAT_KEYS or isinstance(DEFAULTS.get(key), float):
-        return float
-    return str
+KIND_WORDS = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}
 
 
-TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
-KIND_WORDS = {int: "a whole number", float: "a number", bool: "true or false"}
-
-
-def coerce(key, value):
-    """Turn an environment string into the type the default has, or say which setting is wrong."""
-    if value is None or not isinstance(value, str):
-        return value
+def environment_text(key, value: str):
+    """What an empty or padded environment value means before it is parsed: an empty text
+    setting is unset, an empty switch is off (as `export NIMBUS_GUESTS=` reads)."""
     kind = kind_of(key)
     if kind is str:
         return value or None
-    text = value.strip().lower()
-    if kind is bool:
-        if text in TRUE | FALSE:
-            return text in TRUE
-    else:
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    raise BadSetting(f"{key}={value!r} is not {KIND_WORDS[kind]}")
+    return False if kind is bool and not value.strip() else value.strip()
 
 
 def from_environment(keys):
-    """Read the known keys from os.environ (after .env was loaded), coerced."""
-    return {k: coerce(k, os.environ[k]) for k in keys if k in os.environ}
+    """Read the known keys from os.environ (after .env was loaded), each parsed as its kind;
+    BadSetting names every one that is not."""
+    given = {k: environment_text(k, os.environ[k]) for k in keys if k in os.environ}
+    try:
+        parsed = Settings.model_validate(given)
+    except ValidationError as error:
+        wrong = sorted({str(e["loc"][0]) for e in error.errors()})
+        raise BadSetting("; ".join(f"{key}={os.environ[key]!r} is not {KIND_WORDS[kind_of(key)]}"
+                                   for key in wrong)) from None
+    return {key: getattr(parsed, key) for key in given}
 
 
 def database_uri(app):

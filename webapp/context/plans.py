@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..config import DEFAULTS
 from ..llm.tokens import estimate_messages
 
 FULL, COMPACTED, SUMMARIZED, DROPPED = "FULL", "COMPACTED", "SUMMARIZED", "DROPPED"
@@ -32,10 +33,11 @@ def tenant_settings(conversation) -> dict:
 @dataclass
 class Policy:
     strategy: str = "compact"
-    budget: int = 3000  # tokens for the history (and the summary, where the strategy sends one)
-    recent_turns: int = 2
-    max_age_days: float = 7.0
-    candidate_pool: int = 50  # importance: how many of the newest turns are scored
+    # tokens for the history (and the summary, where the strategy sends one)
+    budget: int = DEFAULTS[POLICY_SETTINGS["budget"]]
+    recent_turns: int = DEFAULTS[POLICY_SETTINGS["recent_turns"]]
+    max_age_days: float = DEFAULTS[POLICY_SETTINGS["max_age_days"]]
+    candidate_pool: int = DEFAULTS[POLICY_SETTINGS["candidate_pool"]]  # importance: turns scored
     reserved: int = 0  # taken out of the budget by the rolling summary, set by assemble
     pinned: int = 0  # taken out of what is left by pinned turns, set by plan_history
     summarize_through: int = -1  # "Summarize up to here": the history starts after this seq
