@@ -1,4 +1,5 @@
 """The viewer speaks as the chat does: the shop's persona, the reader's time zone, one date format."""
+import re
 from datetime import datetime
 
 from webapp.extensions import db
@@ -57,3 +58,14 @@ def test_the_first_sentence_names_the_memories_and_the_summarys_reach(guest):
     first = page[page.index('<p class="gauge-words">'):]
     first = " ".join(first[:first.index("</p>")].split())
     assert "its instructions, 1 long-term memory, a summary of turns 1–5 and <strong>1 earlier turn</strong>" in first, first
+
+
+def test_pages_write_dates_one_way():
+    """Every page's date and time goes through the one format ("3 Dec 2026, 07:48"); only a bare
+    time of day, a bare date or the audit log's seconds write their own."""
+    from pathlib import Path
+    allowed = {"%H:%M", "%-d %b %Y", "%-d %b %Y, %H:%M:%S", "%-d %b %Y, %H:%M %Z"}
+    templates = Path(__file__).resolve().parent.parent / "templates"
+    formats = {(path.name, found) for path in templates.rglob("*.html")
+               for found in re.findall(r"""strftime\(['"]([^'"]+)['"]\)""", path.read_text())}
+    assert {f for _, f in formats} <= allowed, sorted(formats)
