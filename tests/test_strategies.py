@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.llm.messages import validate_turn
-from webapp.context.assemble import DROPPED, FULL, STRATEGIES, Policy, plan_history
+from webapp.context.assemble import DROPPED, FULL, STRATEGIES, Allotment, Policy, plan_history
 
 from .fakes.turns import fake_turn
 
@@ -32,7 +32,7 @@ def conversation(shapes):
 turn_shapes = st.lists(st.tuples(st.integers(0, len(QUESTIONS) - 1), st.integers(0, 300),
                                  st.integers(0, 3), st.integers(1, 500), st.integers(0, 60)),
                        min_size=1, max_size=40)
-policies = st.builds(Policy, strategy=st.sampled_from(sorted(STRATEGIES)),
+policies = st.builds(Allotment, strategy=st.sampled_from(sorted(STRATEGIES)),
                      budget=st.integers(50, 3000), recent_turns=st.integers(0, 5),
                      max_age_days=st.floats(0.1, 10), candidate_pool=st.integers(1, 60),
                      reserved=st.integers(0, 800), now=st.just(NOW))
@@ -79,7 +79,7 @@ def test_every_strategy_stops_reading_early(name):
     ("window", Policy(recent_turns=2), "outside the last 2 turns"),
     ("hybrid", Policy(recent_turns=3), "outside the last 3 turns"),
     ("budget", Policy(budget=300), "over the 300-token budget"),
-    ("compact", Policy(budget=300, reserved=100), "over the 200-token budget (300 less 100 for "
+    ("compact", Allotment(budget=300, reserved=100), "over the 200-token budget (300 less 100 for "
                                                   "the summary)"),
     ("time", Policy(max_age_days=7), "older than 7 days"),
 ])
@@ -104,3 +104,12 @@ def test_importance_keeps_names_and_tool_use_over_small_talk():
 def test_an_unknown_strategy_is_refused():
     with pytest.raises(ValueError, match="unknown strategy 'nope'"):
         plan_history(iter([]), Policy(strategy="nope"))
+
+
+def test_a_policy_holds_settings_only_and_planning_adds_its_shares_apart():
+    from dataclasses import fields
+    assert {f.name for f in fields(Policy)} == {
+        "strategy", "budget", "recent_turns", "max_age_days", "candidate_pool",
+        "summarize_through", "now"}
+    planned = Allotment.of(Policy(budget=1000), reserved=300, pinned=100)
+    assert planned.history_budget == 600 and planned.settings() == Policy(budget=1000)

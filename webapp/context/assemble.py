@@ -15,7 +15,8 @@ from ..extensions import db
 from ..hooks import RESERVATIONS, SECTION_SOURCES, system_prompt
 from .plans import (  # noqa: F401  re-exported for every reader of a plan
     COMPACTED, DROPPED, EXCLUDED, FOLDED, FULL, KEPT, PINNED, POLICY_SETTINGS, SECTION_ORDER,
-    SUMMARIZED, ContextPlan, HistoryPlan, Policy, Section, TurnFate, sized, tenant_settings)
+    SUMMARIZED, Allotment, ContextPlan, HistoryPlan, Policy, Section, TurnFate, sized,
+    tenant_settings)
 from .strategies import READS, STRATEGIES, SUMMARY_STRATEGIES
 from .pins import marks_of, place_pins
 from .tail import newest_first, rows_for
@@ -43,6 +44,7 @@ def plan_history(turns: Iterator, policy: Policy, ratio: float = 1.0, marks=None
     floor = policy.summarize_through if policy.strategy in SUMMARY_STRATEGIES else -1
     if floor >= 0:  # somebody asked for everything up to `floor` to be summarized
         turns = takewhile(lambda t: t.seq > floor, turns)
+    policy = Allotment.of(policy)
     if not marks:
         plan = strategy(turns, policy, ratio)
     else:
@@ -64,7 +66,8 @@ def assemble(conversation, config, policy: Policy | None = None,
     ratio = conversation.token_ratio or 1.0
     token = LOOKUPS.set({})
     try:
-        policy = replace(policy, reserved=sum(r(conversation, policy, ratio) for r in RESERVATIONS))
+        policy = Allotment.of(policy, reserved=sum(r(conversation, policy, ratio)
+                                                   for r in RESERVATIONS))
         rows = rows_for(conversation, policy.history_budget, ratio, policy.recent_turns)
         rows = READS.get(policy.strategy, lambda p, n: n)(policy, rows)
         marks = marks_of(conversation, before_seq)

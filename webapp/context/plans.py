@@ -3,7 +3,7 @@
 Leaf types shared by assemble.py, the strategies and the pins, so none of them imports another
 to learn what a plan is.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -32,16 +32,15 @@ def tenant_settings(conversation) -> dict:
 
 @dataclass
 class Policy:
+    """The settings a request is planned by, and nothing the planning works out: those shares
+    travel as an Allotment."""
     strategy: str = "compact"
     # tokens for the history (and the summary, where the strategy sends one)
     budget: int = DEFAULTS[POLICY_SETTINGS["budget"]]
     recent_turns: int = DEFAULTS[POLICY_SETTINGS["recent_turns"]]
     max_age_days: float = DEFAULTS[POLICY_SETTINGS["max_age_days"]]
     candidate_pool: int = DEFAULTS[POLICY_SETTINGS["candidate_pool"]]  # importance: turns scored
-    reserved: int = 0  # taken out of the budget by the rolling summary, set by assemble
-    pinned: int = 0  # taken out of what is left by pinned turns, set by plan_history
     summarize_through: int = -1  # "Summarize up to here": the history starts after this seq
-    memory_room: int | None = None  # tokens the memory block may take; set by window.fit
     now: datetime | None = None  # what ages are measured from; None: the current time
 
     @classmethod
@@ -55,6 +54,29 @@ class Policy:
             values[name] = settings.get(name, shop.get(name, config[key]))
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+    @property
+    def history_budget(self) -> int:
+        return self.budget
+
+    def settings(self) -> "Policy":
+        """The settings alone, whatever the planning has added."""
+        return Policy(**{f.name: getattr(self, f.name) for f in fields(Policy)})
+
+
+@dataclass
+class Allotment(Policy):
+    """A policy with the shares planning took out of its budget: what the strategies plan with."""
+    reserved: int = 0  # taken out of the budget by the rolling summary, set by assemble
+    pinned: int = 0  # taken out of what is left by pinned turns, set by plan_history
+    memory_room: int | None = None  # tokens the memory block may take; set by window.fit
+
+    @classmethod
+    def of(cls, policy: Policy, **shares) -> "Allotment":
+        """`policy`'s settings (and any shares it already has), with `shares` on top."""
+        if isinstance(policy, Allotment):
+            return replace(policy, **shares)
+        return cls(**{f.name: getattr(policy, f.name) for f in fields(Policy)}, **shares)
 
     @property
     def history_budget(self) -> int:
@@ -124,7 +146,7 @@ class HistoryPlan:
 
 @dataclass
 class ContextPlan:
-    policy: Policy
+    policy: "Allotment"
     sections: list[Section]
     history: HistoryPlan
     ratio: float = 1.0

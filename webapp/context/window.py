@@ -9,7 +9,7 @@ floor and the request is still over, the memory block gives up its least relevan
 """
 from dataclasses import replace
 
-from .assemble import Policy, assemble
+from .assemble import Allotment, Policy, assemble
 
 MIN_BUDGET = 64  # the newest turn is kept whatever the budget (strategies.py)
 
@@ -40,6 +40,6 @@ def fit(conversation, config, before_seq: int | None, window: int | None, fixed_
     memory = plan.section("memory")
     if room is not None and plan.total_tokens > room and memory is not None:
         room_left = memory.tokens - (plan.total_tokens - room)
-        plan = assemble(conversation, config, policy=replace(policy, memory_room=room_left),
+        plan = assemble(conversation, config, policy=Allotment.of(policy, memory_room=room_left),
                         before_seq=before_seq)
     return plan

@@ -64,7 +64,7 @@ def memory_section(conversation, policy, history) -> Section | None:
     query = pending_question(conversation) if config.get("NIMBUS_MEMORY_SEARCH") else None
     recalled, mode = for_prompt(scope, config, query)
     ratio = conversation.token_ratio or 1.0
-    messages, left_out = fitted(recalled, scope, ratio, policy.memory_room if policy else None)
+    messages, left_out = fitted(recalled, scope, ratio, getattr(policy, "memory_room", None))
     if not messages:
         return None
     detail = {"mode": mode, **({"left_out_to_fit": left_out} if left_out else {}), "memories": [

@@ -16,6 +16,7 @@ from . import fold as summarizer
 from .models import REFUSED, ConversationSummary
 from ..assemble import (
     SUMMARY_STRATEGIES,
+    Allotment,
     Policy,
     Section,
     looked_up,
@@ -92,7 +93,7 @@ def summary_section(conversation, policy, history) -> Section | None:
 def left_out_through(conversation, config, reserve: int | None = None) -> int:
     """The newest turn the next request leaves out (-1: none); with `reserve`, as if the summary
     took that many tokens of the budget instead of its present size."""
-    policy = Policy.for_conversation(conversation, config)
+    policy = Allotment.of(Policy.for_conversation(conversation, config))
     ratio = conversation.token_ratio or 1.0
     if policy.strategy in SUMMARY_STRATEGIES:
         policy.reserved = (summary_reservation(conversation, policy, ratio) if reserve is None
