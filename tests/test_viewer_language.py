@@ -69,3 +69,13 @@ def test_pages_write_dates_one_way():
     formats = {(path.name, found) for path in templates.rglob("*.html")
                for found in re.findall(r"""strftime\(['"]([^'"]+)['"]\)""", path.read_text())}
     assert {f for _, f in formats} <= allowed, sorted(formats)
+
+
+def test_without_a_known_window_the_viewer_says_the_budget_alone_limits_the_request(app, guest):
+    app.config["NIMBUS_CONTEXT_WINDOW"] = None
+    conversation = refund_conversation(guest_user(guest))
+    page = " ".join(guest.get(f"/c/{conversation.id}/viewer").text.split())
+    assert "No context window is known for this model, so the budget alone limits what is sent; 1,024 tokens are asked for the answer" in page
+    app.config["NIMBUS_CONTEXT_WINDOW"] = 4096
+    page = " ".join(guest.get(f"/c/{conversation.id}/viewer").text.split())
+    assert "Planned for the model's <strong>4,096-token window</strong>" in page
