@@ -127,3 +127,14 @@ def test_summarize_is_the_command_that_folds(runner, behind):
     through = cached_summary(behind).through_seq
     run(runner, "summarize", behind.id)
     assert cached_summary(behind).through_seq > through
+
+
+def test_show_context_says_the_window_it_planned_for(runner, chatted):
+    current_app.config["NIMBUS_CONTEXT_WINDOW"] = None
+    result = runner.invoke(args=["show", chatted.id, "--context", "--budget", "3000"])
+    assert "No context window is known for this model: the 3,000-token budget alone limits" \
+        in result.output
+    current_app.config["NIMBUS_CONTEXT_WINDOW"] = 1100
+    result = runner.invoke(args=["show", chatted.id, "--context", "--budget", "3000"])
+    assert "Planned for a 1,100-token window: 275 tokens for the answer" in result.output
+    assert "the window lowered the history budget from 3,000 to " in result.output

@@ -224,6 +224,7 @@ def show(conversation_id, as_context, strategy, budget, recent, max_age_days, em
     sizes = ", ".join(f"{s.name} {s.tokens}" for s in plan.sections)
     click.echo(f"Context sent with the next question ({plan.total_tokens} tokens: {sizes}; "
                f"strategy {policy.strategy}, history budget {policy.budget}):")
+    click.echo(plan.shape.words(policy.budget, plan.policy.budget))
     click.echo("\n".join(message_lines(plan.messages)))
     click.echo("\nTurn fates (why each stored turn is or is not sent):")
     click.echo("\n".join(fate_lines(plan)) or "  (no finished turns yet)")

@@ -38,6 +38,17 @@ class RequestShape:
                 "tool_tokens": self.tool_tokens, "question_tokens": self.question_tokens,
                 "binds": self.binds}
 
+    def words(self, budget: int, planned_budget: int) -> str:
+        """The window and reserve this request was planned for, in one sentence (show --context)."""
+        if not self.window:
+            return (f"No context window is known for this model: the {budget:,}-token budget alone "
+                    f"limits the history; {self.reserve:,} tokens are asked for the answer.")
+        lowered = (f"; the window lowered the history budget from {budget:,} to {planned_budget:,}"
+                   if planned_budget < budget else "")
+        return (f"Planned for a {self.window:,}-token window: {self.reserve:,} tokens for the "
+                f"answer, {self.tool_tokens:,} for the tool descriptions, {self.question_tokens:,} "
+                f"for the question{lowered}.")
+
     def fixed(self, ratio: float) -> int:
         """Tokens not planned: the answer's reserve, the margin, the tools and the question."""
         return self.reserve + self.margin + round((self.tool_tokens + self.question_tokens)
