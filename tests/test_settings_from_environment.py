@@ -56,3 +56,14 @@ def test_the_context_policy_takes_its_defaults_from_the_settings():
     assert (policy.budget, policy.recent_turns, policy.max_age_days, policy.candidate_pool) == (
         settings.DEFAULTS["NIMBUS_HISTORY_BUDGET"], settings.DEFAULTS["NIMBUS_RECENT_TURNS"],
         settings.DEFAULTS["NIMBUS_MAX_AGE_DAYS"], settings.DEFAULTS["NIMBUS_IMPORTANCE_POOL"])
+
+
+def test_a_wrong_value_stops_the_command_with_one_line_naming_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "NIMBUS_PROVIDER_TIMEOUT": "60s"}
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "webapp", "routes"], cwd=tmp_path,
+                          env={**env, "PYTHONPATH": os.getcwd()}, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "Nimbus cannot start: NIMBUS_PROVIDER_TIMEOUT='60s' is not a number"

@@ -26,7 +26,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.from_pyfile("config.py", silent=True)
     if test_config is None:
         load_dotenv(os.path.join(os.getcwd(), ".env"))
-        app.config.update(settings.from_environment(settings.DEFAULTS))
+        try:
+            app.config.update(settings.from_environment(settings.DEFAULTS))
+        except settings.BadSetting as error:  # one line for the operator, not a traceback
+            raise SystemExit(f"Nimbus cannot start: {error}") from None
     else:
         app.config.update(test_config)
     share_the_gil_promptly()
