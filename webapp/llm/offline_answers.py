@@ -116,7 +116,10 @@ def answer_from_results(tool_messages: list[dict]) -> str:
             result = json.loads(m["content"])
         except json.JSONDecodeError:
             result = {"error": m["content"]}
-        if isinstance(result, dict) and "error" in result:
+        if isinstance(result, dict) and result.get("memory_off"):
+            parts.append("I can't save that: you turned memory off, so I keep nothing from our "
+                         "conversations. You can turn it back on in the memory panel.")
+        elif isinstance(result, dict) and "error" in result:
             parts.append(f"Sorry, I couldn't do that: {result['error']}")
         elif m.get("name") in RENDERERS:
             parts.append(RENDERERS[m["name"]](result))
