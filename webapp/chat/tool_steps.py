@@ -10,6 +10,7 @@ LABELS = {
     "lookup_order": ("Looking up order #{order_id}", "Looked up order #{order_id}"),
     "list_orders": ("Listing your orders", "Listed your orders"),
     "create_support_ticket": ("Opening a support ticket", "Opened ticket #{ticket_id}"),
+    "list_tickets": ("Listing your tickets", "Listed your tickets"),
     "search_help_center": ("Searching the help center for “{query}”",
                            "Searched the help center for “{query}”"),
     "save_memory": ("Saving a memory", "Saved a memory"),
@@ -71,6 +72,8 @@ class ToolStep:
             return str(result["reason"])
         if isinstance(result.get("orders"), list):
             return plural(len(result["orders"]), "order")
+        if isinstance(result.get("tickets"), list):
+            return plural(len(result["tickets"]), "ticket")
         if isinstance(result.get("results"), list):
             found = len(result["results"])
             return plural(found, "result")

@@ -3,6 +3,8 @@ person would use it: lists for several orders or steps, bold for amounts and wha
 import json
 import re
 
+from ..plurals import plural
+
 
 def refund_answer(result: dict) -> str:
     number = result["order_id"]
@@ -72,6 +74,21 @@ def ticket_answer(result: dict) -> str:
     return f"Done! I've opened ticket #{result['ticket_id']}{about}. Our team will be in touch."
 
 
+def tickets_answer(result: dict) -> str:
+    tickets = result.get("tickets") or []
+    open_ = [t for t in tickets if t.get("status") != "closed"]
+    if not open_:
+        return ("You have no open tickets. Would you like me to open one?" if not tickets else
+                f"You have no open tickets; {plural(len(tickets), 'earlier ticket')} closed.")
+    lines = [f"- **Ticket #{t['ticket_id']}** ({t['status']}){about_order_of(t)}: {t['summary']}"
+             for t in open_]
+    return f"You have {plural(len(open_), 'open ticket')}:\n\n" + "\n".join(lines)
+
+
+def about_order_of(ticket: dict) -> str:
+    return f", about order #{ticket['order_id']}" if ticket.get("order_id") else ""
+
+
 def help_answer(result: dict) -> str:
     if not result.get("results"):
         return ("I couldn't find anything about that in our help center. Would you like me to "
@@ -101,6 +118,7 @@ RENDERERS = {
     "lookup_order": order_answer,
     "list_orders": orders_answer,
     "create_support_ticket": ticket_answer,
+    "list_tickets": tickets_answer,
     "search_help_center": help_answer,
     "save_memory": memory_saved_answer,
     "search_memories": search_answer,
