@@ -29,8 +29,9 @@ ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: a
 ABOUT_THE_SHOP = re.compile(r"\b(support|customer service|your team|the shop|you (?:ship|deliver|"
                             r"accept|sell|offer))\b", re.I)
 CONFIRM = re.compile(r"^\s*(yes|yeah|yep|sure|ok(ay)?|please do|go ahead|do it|please)\b", re.I)
-QUESTION = re.compile(r"\?|^\s*(?:(?:ok(?:ay)?|so|and|then|but|well|hm+)[, ]+)?(what|who|where|when|how|why|which|do|does|did|can|could|is|are|"
-                      r"will|should)\b", re.I)
+QUESTION = re.compile(r"\?|^\s*(?:(?:ok(?:ay)?|so|and|then|but|well|hm+)[, ]+)?"
+                      r"(what|who|where|when|how|why|which|do|does|did|can|could|is|are|will|should)\b",
+                      re.I)
 GREETING = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening))\b", re.I)
 
 

@@ -52,7 +52,9 @@ def normalized(text: str) -> str:
     return text
 
 
-DECLINE = re.compile(r"^\s*(?:no|nope|nah|not now|no need)\b[^?]{0,40}$", re.I)
+# "no thanks, not now" declines an offer; "no, call me Maxine" says something else.
+DECLINE = re.compile(r"^\s*(?:no|nope|nah|not now|no need)(?:[\s,.!]+(?:thanks?|thank you|not now|"
+                     r"maybe later|later|i'm good|that's all|that's it|all good))*[\s.!]*$", re.I)
 TICKET_LIST = re.compile(r"\b(?:what|which|any|my|list|show)\b[\w ]{0,20}\btickets\b|"
                          r"\btickets?\b[\w ]{0,20}\b(?:open|status)\b.*\?", re.I)
 TICKET_REQUEST = re.compile(r"\b(?:open|create|file|raise|make|log|start|submit)\b[\w ]{0,20}"
