@@ -161,6 +161,20 @@ SCENARIOS = [
             ("#1045", "refunded")),
         Say("when will i see the money", ("search_help_center",), ("5 to 7",)),
     )),
+    Scenario("typed in a hurry", (
+        Say("can i get a refnd for 1042", ("check_refund_eligibility",), ("#1042", "eligible")),
+        Say("ya do it", ("create_support_ticket",), ("ticket #",)),
+        Say("wat tickets do i have", ("list_tickets",), ("#1042",)),
+    )),
+    Scenario("the other order, asked by status", (
+        Say("is my order 1044 shipped yet?", ("lookup_order",), ("#1044", "pending")),
+        Say("and my other order?", ("list_orders",), ("#1042",)),
+    )),
+    Scenario("items by name, as people ask", (
+        Say("has my grinder shipped yet?", ("lookup_order",), ("#1043", "paid")),
+        Say("where's my jacket", ("lookup_order",), ("#1041", "shipped")),
+        Say("I'd like my money back for the lamp", ("check_refund_eligibility",), ("#1045",)),
+    )),
     Scenario("a preference said in passing", (
         Say("I prefer phone calls, by the way", (), ("phone",)),
         Say("how do I prefer to be contacted", (), ("phone",)),

@@ -43,7 +43,10 @@ def order_for_item(item: str, orders: list[dict]) -> dict | None:
 
 # Words people type short: "whats", "wheres", "pls".
 TYPOS = [(r"\bwhats\b", "what's"), (r"\bwheres\b", "where's"), (r"\bhows\b", "how's"),
-         (r"\b(?:pls|plz)\b", "please"), (r"\bu\b", "you"), (r"\bur\b", "your")]
+         (r"\b(?:pls|plz)\b", "please"), (r"\bu\b", "you"), (r"\bur\b", "your"),
+         (r"\bwat\b", "what"), (r"\b(?:ya|yea|yup|yas)\b", "yes"),
+         (r"\b(?:refnd|refud|refunf|refound|refun|rfund)\b", "refund"),
+         (r"\b(?:oder|ordr|odrer)\b", "order"), (r"\b(?:tiket|ticekt|tickt)(s?)\b", r"ticket\1")]
 
 
 def normalized(text: str) -> str:
