@@ -66,6 +66,14 @@ def clauses(sentence: str) -> list[str]:
     return [p for p in parts if not re.fullmatch(r"(?i)(?:hi|hello|hey)\W*", p)]
 
 
+def said_clauses(line: str) -> list[str]:
+    """A summary's "User: my name is Dara and I live in Lisbon" as one line per clause, each
+    still the customer's words."""
+    if not line.startswith("User: "):
+        return [line]
+    return ["User: " + c for c in clauses(line[len("User: "):])]
+
+
 def known_facts(messages: list[dict]) -> list[tuple[str, str]]:
     """(source, sentence) for every fact in the context: user statements and memory/summary lines."""
     facts = []
@@ -74,8 +82,9 @@ def known_facts(messages: list[dict]) -> list[tuple[str, str]]:
         if m["role"] == "system":
             if system_seen:  # the first system message is the prompt; later ones are memory/summary
                 # A summary's "Nimbus: …" lines are what was answered, not facts about the customer.
-                facts += [("notes", s) for s in sentences(m["content"])
-                          if not s.endswith(":") and not s.startswith("Nimbus: ")]
+                facts += [("notes", c) for s in sentences(m["content"])
+                          if not s.endswith(":") and not s.startswith("Nimbus: ")
+                          for c in said_clauses(s)]
             system_seen = True
         elif m["role"] == "user":
             facts += [("user", c) for s in sentences(m["content"]) for c in clauses(s)
