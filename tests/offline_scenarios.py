@@ -174,6 +174,8 @@ SCENARIOS = [
         Say("has my grinder shipped yet?", ("lookup_order",), ("#1043", "paid")),
         Say("where's my jacket", ("lookup_order",), ("#1041", "shipped")),
         Say("I'd like my money back for the lamp", ("check_refund_eligibility",), ("#1045",)),
+        Say("my headphones stopped working, can i get a refund", ("check_refund_eligibility",),
+            ("#1042", "eligible")),
     )),
     Scenario("a preference said in passing", (
         Say("I prefer phone calls, by the way", (), ("phone",)),

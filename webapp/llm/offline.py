@@ -237,7 +237,8 @@ class OfflineModel(ChatProvider):
             return Reply(reason)
         if HELP_WITH_ORDER.search(text) and not numbers:
             return self.about_order(text, [], messages, tools)
-        if PROBLEM.search(text) and not numbers and "search_help_center" in tools:
+        asks_refund = re.search(r"\brefund|money back|\breturn\b|send (?:it |them )?back", lowered)
+        if PROBLEM.search(text) and not numbers and not asks_refund and "search_help_center" in tools:
             return self.call("search_help_center", messages, query=help_query(text, messages))
         if not numbers and "list_orders" in tools and wants_an_order_by_item(
                 text, earlier_user(messages), bool(mentioned_orders(messages)),
