@@ -72,7 +72,7 @@ SCENARIOS = [
         Say("what orders do i have", ("list_orders",), ("#1041", "#1045")),
         Say("can i refund the grinder?", ("check_refund_eligibility",), ("#1043",)),
         Say("what about the socks", ("check_refund_eligibility",), ("#1044",)),
-        Say("ok and the lamp?", ("check_refund_eligibility",), ("#1045", "refunded")),
+        Say("ok and the lamp?", ("check_refund_eligibility",), ("#1045", "already been refunded")),
     )),
     Scenario("tickets", (
         Say("Please open a ticket, my grinder makes a weird noise", ("create_support_ticket",),
@@ -158,7 +158,7 @@ SCENARIOS = [
     )),
     Scenario("lamp refund status", (
         Say("did my refund for the desk lamp go through?", ("check_refund_eligibility",),
-            ("#1045", "refunded")),
+            ("#1045", "already been refunded"), ("can't be refunded",)),
         Say("when will i see the money", ("search_help_center",), ("5 to 7",)),
     )),
     Scenario("typed in a hurry", (

@@ -14,6 +14,9 @@ def refund_answer(result: dict) -> str:
                 f"{result['refund_window_days']}-day window (**{days_left} days left**), so you "
                 f"would get **{result['amount']}** back. Would you like me to open a refund request "
                 f"for it?")
+    if result.get("status") == "refunded":  # "did my refund go through?": yes, say so
+        return (f"Yes: order #{number} ({result.get('item', 'your order')}) has already been "
+                f"refunded, **{result.get('amount', '')}** back to your card.")
     if result.get("status") != "paid":
         return f"Sorry, order #{number} can't be refunded: {result['reason']}"
     return (f"Sorry, order #{number} was purchased {result['days_since_purchase']} days ago, and "
