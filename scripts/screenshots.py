@@ -21,7 +21,7 @@ from webapp.extensions import db  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "screenshots")
 SEED = ["Can I get a refund for order #1043?", "OK. What about my other order, 1042?", "Yes please.",
-        "How do I reset my password?"]
+        "How do I reset my password?", "What tickets do I have open?"]
 
 
 def send(page, message, seq):
@@ -47,7 +47,8 @@ def main() -> None:
             page.screenshot(path=os.path.join(OUT, "chat-desktop-welcome.png"))
             for seq, message in enumerate(SEED):
                 send(page, message, seq)
-            page.locator(".tool-steps summary").nth(1).click()
+            page.locator(".tool-steps summary").last.click()
+            page.locator("#messages").evaluate("e => e.scrollTo(0, e.scrollHeight)")
             page.screenshot(path=os.path.join(OUT, "chat-desktop.png"))
             page.emulate_media(color_scheme="dark")
             page.screenshot(path=os.path.join(OUT, "chat-desktop-dark.png"))

@@ -115,3 +115,11 @@ def test_the_figure_survives_export_and_import(app, runner, alex, tmp_path):
     assert memories_used(turn) == 1 and memories_sent(turn.manifest)[0][1].startswith(
         ("recency", "similarity", "keyword", "no vector"))
 
+
+
+def test_a_customer_reads_scopes_in_their_own_words(guest, answered):
+    conversation_id, _ = answered
+    listed = guest.get(f"/c/{conversation_id}/turns/1/memories", headers=HTMX).text
+    assert "all your conversations · applies to only you" in listed
+    assert "the whole shop · applies to every customer of the shop" in listed
+    assert "workspace" not in listed

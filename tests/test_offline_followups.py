@@ -37,3 +37,20 @@ def test_returning_an_item_finds_its_order_through_the_shops_tools(app, alex, re
     answer, _, events = ask(alex, request_)
     assert tools_called(events)[:2] == ["list_orders", "check_refund_eligibility"]
     assert "#1041" in answer
+
+
+def test_a_summary_line_of_two_facts_answers_each_question_with_its_own(alex):
+    from webapp.llm.offline import OfflineModel
+    summary = "Summary of earlier turns:\nUser: My name is Dara and I live in Lisbon."
+    for question, expected in [("What is my name?", "Your name is Dara."),
+                               ("Where do I live?", "You live in Lisbon.")]:
+        messages = [{"role": "system", "content": "You are Nimbus."},
+                    {"role": "system", "content": summary},
+                    {"role": "user", "content": question}]
+        assert OfflineModel().respond(messages, set()).text == expected
+
+
+def test_where_i_live_is_answered_without_my_name(app, alex):
+    _, conversation, _ = ask(alex, "Hi, my name is Alex and I live in Porto.")
+    answer, _, _ = ask(alex, "Where do I live?", conversation)
+    assert answer == "You live in Porto."

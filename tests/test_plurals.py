@@ -1,4 +1,6 @@
 """Counts read as words: one helper for pages, commands and logs ("1 finished turn", "2 memories")."""
+import re
+
 import pytest
 
 from webapp.plurals import plural
@@ -31,3 +33,10 @@ def test_the_viewer_says_1_finished_turn_and_no_count_in_brackets(guest):
     assert "1 finished turn:" in page and "(s)" not in page
     sent = guest.get(f"/c/{conversation.id}/viewer/turns/1/sent").text
     assert "(s)" not in sent
+
+
+def test_the_import_page_counts_turns_in_words(guest):
+    from .test_transfer_views import DATA, upload
+    page = upload(guest, DATA / "openai_messages.json").text
+    assert re.search(r"· \d+ turns? ·", page) and "(s)" not in page
+    assert not re.search(r"· 1 turns ·|· (?:[02-9]|\d\d+) turn ·", page)

@@ -23,7 +23,7 @@ def tags(html):
 
 def test_markdown_keeps_code_blocks_highlighted():
     html = render_markdown("Run this:\n\n```python\nif a < b:\n    print('<b>')\n```\n\nand `x<y`.")
-    assert '<div class="codehilite"><pre>' in html
+    assert '<div class="codehilite"><span class="code-language" data-language="Python"></span><pre>' in html
     assert '<span class="k">if</span>' in html and '<span class="o">&lt;</span>' in html
     assert '<span class="s1">\'&lt;b&gt;\'</span>' in html and "<code>x&lt;y</code>" in html
 
@@ -68,7 +68,7 @@ def test_tool_steps_read_as_sentences():
     failed = ToolStep("lookup_order", {"order_id": 9}, {"error": "No order #9."})
     assert failed.failed and failed.label == "Looked up order #9: No order #9."
     assert ToolStep("make_coffee", {}, {}).label == "Ran make coffee"
-    assert ToolStep("create_support_ticket", {}, {}).label == "Ran create support ticket"
+    assert ToolStep("create_support_ticket", {}, {}).label == "Opened a support ticket"
 
 
 def test_steps_of_a_stored_turn_pair_calls_with_results():

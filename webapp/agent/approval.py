@@ -13,7 +13,7 @@ from sqlalchemy import select
 from ..extensions import db
 from ..models import Turn
 
-YES = re.compile(r"^\s*(yes|yeah|yep|yup|sure|ok|okay|please do|please|go ahead|do it|do that|"
+YES = re.compile(r"^\s*(yes|yeah|yep|yup|ya|yea|yah|sure|ok|okay|please do|please|go ahead|do it|do that|"
                  r"sounds good|that would be great|absolutely|definitely|correct|right)\b", re.I)
 OFFER = re.compile(r"\?|would you like|shall i|should i|do you want|want me to|i can\b", re.I)
 REFUSED = ("Not run: the customer has not asked for this in their own words. Ask them whether "

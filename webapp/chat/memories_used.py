@@ -16,7 +16,7 @@ from ..context.manifest import memories_sent, memory_count
 from ..extensions import db, htmx
 from ..memories.models import Memory
 from ..memories.phrasing import about, to_you
-from ..memories.scopes import SessionScope, applies_to, describe, scope_label
+from ..memories.scopes import SessionScope, applies_to, describe, scope_for_customer
 from ..models import Conversation, User
 from .views import bp, get_turn_or_404
 
@@ -73,7 +73,7 @@ def shown(reader, memory: Memory, why: str, turn) -> UsedMemory:
         scope = describe(memory) + (f" · {subject.name}" if subject else "")
     else:
         text = to_you(memory.content, reader.name) if own else memory.content
-        scope, why = f"{scope_label(memory)} · applies to {applies_to(memory).lower()}", plain_why(why)
+        scope, why = f"{scope_for_customer(memory)} · applies to {applies_to(memory).lower()}", plain_why(why)
     panel = url_for("memories.show_panel", _anchor=f"memory-{memory.id}") \
         if not reader.is_staff else None
     return UsedMemory(text, scope, why, source_url(reader, memory), panel,

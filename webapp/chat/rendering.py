@@ -5,14 +5,18 @@ import threading
 import markdown
 import nh3
 from markupsafe import Markup, escape
+from pygments.formatters.html import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
 from pygments.token import STANDARD_TYPES
+from pygments.util import ClassNotFound
 
 ALLOWED_TAGS = {"p", "br", "hr", "strong", "em", "b", "i", "del", "code", "pre", "blockquote",
                 "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6",
                 "table", "thead", "tbody", "tr", "th", "td", "div", "span"}
-ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "code": {"class"}}
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "code": {"class"}, "span": {"data-language"}}
 # Code blocks highlighted by Pygments (codehilite): its wrapper and token classes, and no others.
-ALLOWED_CLASSES = {"div": {"codehilite"}, "span": {name for name in STANDARD_TYPES.values() if name}}
+ALLOWED_CLASSES = {"div": {"codehilite"},
+                   "span": {name for name in STANDARD_TYPES.values() if name} | {"code-language"}}
 URL_SCHEMES = {"http", "https", "mailto"}
 
 
@@ -21,6 +25,25 @@ def sanitize_html(html: str) -> str:
     return nh3.clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES,
                      allowed_classes=ALLOWED_CLASSES, url_schemes=URL_SCHEMES,
                      link_rel="noopener noreferrer nofollow")
+
+
+class LabelledCode(HtmlFormatter):
+    """Pygments' HTML with the block's language named above its code ("Python", "Bash"), as the
+    chat apps people come from label theirs; a block that named none gets no label."""
+
+    def __init__(self, lang_str: str = "", **options):
+        super().__init__(**options)
+        word = lang_str.removeprefix("language-")
+        try:
+            self.language = get_lexer_by_name(word).name if word and word != "text" else ""
+        except ClassNotFound:
+            self.language = word
+
+    def wrap(self, source):
+        if self.language:
+            # Shown by CSS from the attribute, so copying the answer's text leaves the label out.
+            yield 0, f'<span class="code-language" data-language="{escape(self.language)}"></span>'
+        yield from super().wrap(source)
 
 
 CONVERTERS = threading.local()  # building a converter costs more than converting an answer
@@ -32,7 +55,7 @@ def converter() -> markdown.Markdown:
         # Code blocks are highlighted here, server-side, once the answer is whole (static/css/code.css).
         md = CONVERTERS.markdown = markdown.Markdown(
             extensions=["fenced_code", "codehilite", "sane_lists", "tables"],
-            extension_configs={"codehilite": {"guess_lang": False}})
+            extension_configs={"codehilite": {"guess_lang": False, "pygments_formatter": LabelledCode}})
         # A reply's raw HTML is shown as text, never interpreted; nh3 below is the second guard.
         md.preprocessors.deregister("html_block")
         md.inlinePatterns.deregister("html")

@@ -8,7 +8,9 @@ from ..plurals import plural
 LABELS = {
     "check_refund_eligibility": ("Checking order #{order_id}", "Checked order #{order_id}"),
     "lookup_order": ("Looking up order #{order_id}", "Looked up order #{order_id}"),
+    "list_orders": ("Listing your orders", "Listed your orders"),
     "create_support_ticket": ("Opening a support ticket", "Opened ticket #{ticket_id}"),
+    "list_tickets": ("Listing your tickets", "Listed your tickets"),
     "search_help_center": ("Searching the help center for “{query}”",
                            "Searched the help center for “{query}”"),
     "save_memory": ("Saving a memory", "Saved a memory"),
@@ -17,6 +19,8 @@ LABELS = {
 }
 # What a failed step says instead of its "done" label, where that label would claim success.
 FAILED = {"save_memory": "Nothing saved"}
+# Done labels that need a field the result may lack: the same voice without it.
+WITHOUT_FIELDS = {"create_support_ticket": "Opened a support ticket"}
 
 
 @dataclass
@@ -48,9 +52,12 @@ class ToolStep:
         try:
             text = (running if self.running else done).format_map(fields)
         except (KeyError, IndexError, ValueError):
-            text = ("Running " if self.running else "Ran ") + fields["tool"]
+            text = WITHOUT_FIELDS.get(self.name) if not self.running else None
+            text = text or ("Running " if self.running else "Ran ") + fields["tool"]
         if self.approval:
             return f"Asked you first: {self.approval['question']}"
+        if self.failed and self.result.get("memory_off"):
+            return "Nothing saved: you turned memory off"
         if self.failed:
             return f"{FAILED.get(self.name, text)}: {self.result['error']}"
         return text + ("…" if self.running else "")
@@ -63,6 +70,10 @@ class ToolStep:
             return ""
         if "reason" in result:
             return str(result["reason"])
+        if isinstance(result.get("orders"), list):
+            return plural(len(result["orders"]), "order")
+        if isinstance(result.get("tickets"), list):
+            return plural(len(result["tickets"]), "ticket")
         if isinstance(result.get("results"), list):
             found = len(result["results"])
             return plural(found, "result")

@@ -16,7 +16,10 @@ from ..shop.order_numbers import order_numbers
 from .base import ChatProvider, Reply, ToolCall
 from .tokens import estimate_tools
 from .offline_answers import answer_from_results, other_order_answer
-from .offline_followups import OTHER_ONE, asked_before, item_asked, order_for_item, thanked
+from .offline_followups import (DECLINE, HELP_WITH_ORDER, OTHER_ONE, PROBLEM, TICKET_LIST,
+                                TICKET_REQUEST, WHY, asked_before, help_query, item_asked,
+                                items_named, normalized, order_for_item, order_named, thanked,
+                                wants_an_order_by_item)
 from .offline_recall import PERSONAL_QUESTION, answer_from_fact, recall
 
 ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: all)? my orders|"
@@ -26,8 +29,9 @@ ORDER_LIST = re.compile(r"\b(?:(?:list|show|what are|which are|see)(?: me)?(?: a
 ABOUT_THE_SHOP = re.compile(r"\b(support|customer service|your team|the shop|you (?:ship|deliver|"
                             r"accept|sell|offer))\b", re.I)
 CONFIRM = re.compile(r"^\s*(yes|yeah|yep|sure|ok(ay)?|please do|go ahead|do it|please)\b", re.I)
-QUESTION = re.compile(r"\?|^\s*(what|who|where|when|how|why|which|do|does|did|can|could|is|are|"
-                      r"will|should)\b", re.I)
+QUESTION = re.compile(r"\?|^\s*(?:(?:ok(?:ay)?|so|and|then|but|well|hm+)[, ]+)?"
+                      r"(what|who|where|when|how|why|which|do|does|did|can|could|is|are|will|should)\b",
+                      re.I)
 GREETING = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening))\b", re.I)
 
 
@@ -109,6 +113,24 @@ def mentioned_orders(messages: list[dict]) -> list[int]:
     return mentioned
 
 
+def earlier_user(messages: list[dict]) -> list[str]:
+    """The customer's earlier messages, newest first."""
+    return [m.get("content") or "" for m in reversed(messages[:-1]) if m["role"] == "user"]
+
+
+def last_reason(messages: list[dict]) -> str | None:
+    """Why the last refund check said what it did, for "why not?"."""
+    for m in reversed(messages[:-1]):
+        if m["role"] == "tool" and m.get("name") == "check_refund_eligibility":
+            try:
+                result = json.loads(m["content"])
+            except json.JSONDecodeError:
+                return None
+            if isinstance(result, dict) and result.get("reason"):
+                return f"Order #{result['order_id']}: {result['reason']}"
+    return None
+
+
 def last_question(messages: list[dict]) -> str:
     return next((m.get("content") or "" for m in reversed(messages) if m["role"] == "user"), "")
 
@@ -117,7 +139,9 @@ def refund_topic(messages: list[dict]) -> bool:
     for m in reversed(messages[:-1]):
         if any(c["name"] == "check_refund_eligibility" for c in m.get("tool_calls") or []):
             return True
-        if m["role"] in ("user", "assistant") and "refund" in (m.get("content") or "").lower():
+        said = (m.get("content") or "").lower()
+        # An answer about a refund names its order; the greeting's "orders and refunds" does not.
+        if "refund" in said and (m["role"] == "user" or re.search(r"#\d{3,}", said)):
             return True
     return False
 
@@ -160,12 +184,21 @@ class OfflineModel(ChatProvider):
                 if m["role"] != "tool":
                     break
                 trailing.insert(0, m)
-            item = item_asked(last_question(messages))
+            question = normalized(last_question(messages))
+            item = item_asked(question)
             if [m.get("name") for m in trailing] == ["list_orders"] and item \
                     and "check_refund_eligibility" in tools:
                 order = order_for_item(item, json.loads(trailing[0]["content"]).get("orders", []))
                 if order is not None:
                     return self.call("check_refund_eligibility", messages, order_id=order["order_id"])
+            if [m.get("name") for m in trailing] == ["list_orders"] \
+                    and not OTHER_ORDER.search(question):
+                orders = json.loads(trailing[0]["content"]).get("orders", [])
+                order = order_named([question, *earlier_user(messages)], orders)
+                if order is not None and TICKET_REQUEST.search(question):
+                    return self.open_ticket(question, [order["order_id"]], messages)
+                if order is not None:
+                    return self.about_order(question, [order["order_id"]], messages, tools)
             if ([m.get("name") for m in trailing] == ["list_orders"]
                     and OTHER_ORDER.search(last_question(messages))):
                 # The customer named no number: say which order is the likely one, and offer.
@@ -178,6 +211,7 @@ class OfflineModel(ChatProvider):
         return Reply("", [ToolCall(f"call_{len(messages)}_{name}", name, arguments)])
 
     def answer(self, text: str, messages: list[dict], tools: set[str]) -> Reply:
+        text = normalized(text)
         lowered = text.lower()
         numbers = order_numbers(text)
         if GREETING.match(text) and len(text.split()) <= 4:
@@ -189,6 +223,27 @@ class OfflineModel(ChatProvider):
             return self.call("search_history", messages, query=topic)
         if CONFIRM.match(text) and "?" not in text and len(text.split()) <= 5:
             return self.confirm(messages, tools)
+        if DECLINE.match(text) and len(text.split()) <= 6:
+            return Reply("No problem. Is there anything else I can help with?")
+        if TICKET_LIST.search(text) and "list_tickets" in tools:
+            return self.call("list_tickets", messages)
+        if TICKET_REQUEST.search(text) and "create_support_ticket" in tools:
+            if (not numbers and not self.infer_order(lowered, messages) and "list_orders" in tools
+                    and re.search(r"\bit\b", lowered)
+                    and any(items_named(t) for t in earlier_user(messages))):
+                return self.call("list_orders", messages)  # "a ticket for it": the item named before
+            return self.open_ticket(text, numbers, messages)
+        if WHY.match(text) and (reason := last_reason(messages)):
+            return Reply(reason)
+        if HELP_WITH_ORDER.search(text) and not numbers:
+            return self.about_order(text, [], messages, tools)
+        asks_refund = re.search(r"\brefund|money back|\breturn\b|send (?:it |them )?back", lowered)
+        if PROBLEM.search(text) and not numbers and not asks_refund and "search_help_center" in tools:
+            return self.call("search_help_center", messages, query=help_query(text, messages))
+        if not numbers and "list_orders" in tools and wants_an_order_by_item(
+                text, earlier_user(messages), bool(mentioned_orders(messages)),
+                "which order do you mean" in last_assistant_text(messages).lower()):
+            return self.call("list_orders", messages)
         if re.search(r"\bremember\b(?! to\b)", lowered) and not QUESTION.search(text):
             fact = re.sub(r"^.*?\bremember(?: that|:)?\s*", "", text, flags=re.I).strip()
             if "save_memory" in tools:
@@ -230,6 +285,19 @@ class OfflineModel(ChatProvider):
             return self.call("lookup_order", messages, order_id=numbers[0])
         return None
 
+    def open_ticket(self, text, numbers, messages) -> Reply:
+        """A ticket the customer asked for, about the order they name or the one talked about."""
+        earlier = earlier_user(messages)
+        about = " ".join([*earlier[:1], text]) if len(text.split()) <= 8 else text
+        numbers = numbers or self.infer_order(text.lower(), messages)
+        category = ("refund" if re.search(r"\brefund|money back", about, re.I) else
+                    "product" if PROBLEM.search(about) or re.search(r"\bnoise|warranty", about, re.I)
+                    else "other")
+        arguments = {"category": category, "summary": f"Customer: {about}"[:300]}
+        if numbers:
+            arguments["order_id"] = numbers[0]
+        return self.call("create_support_ticket", messages, **arguments)
+
     def confirm(self, messages, tools) -> Reply:
         offer = last_assistant_text(messages)
         refund = re.search(r"order #(\d+) is eligible.*open a refund request", offer, re.S)
@@ -258,7 +326,7 @@ class OfflineModel(ChatProvider):
             return Reply("I don't know that — it isn't in what I can see of our conversation. "
                          "Could you tell me?")
         if "search_help_center" in tools:
-            return self.call("search_help_center", messages, query=text)
+            return self.call("search_help_center", messages, query=help_query(text, messages))
         return Reply("I'm not sure. I'm the offline demo model: I can check orders and refunds, "
                      "open tickets and recall what you told me.")
 

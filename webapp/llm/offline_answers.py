@@ -3,6 +3,8 @@ person would use it: lists for several orders or steps, bold for amounts and wha
 import json
 import re
 
+from ..plurals import plural
+
 
 def refund_answer(result: dict) -> str:
     number = result["order_id"]
@@ -12,6 +14,9 @@ def refund_answer(result: dict) -> str:
                 f"{result['refund_window_days']}-day window (**{days_left} days left**), so you "
                 f"would get **{result['amount']}** back. Would you like me to open a refund request "
                 f"for it?")
+    if result.get("status") == "refunded":  # "did my refund go through?": yes, say so
+        return (f"Yes: order #{number} ({result.get('item', 'your order')}) has already been "
+                f"refunded, **{result.get('amount', '')}** back to your card.")
     if result.get("status") != "paid":
         return f"Sorry, order #{number} can't be refunded: {result['reason']}"
     return (f"Sorry, order #{number} was purchased {result['days_since_purchase']} days ago, and "
@@ -72,6 +77,21 @@ def ticket_answer(result: dict) -> str:
     return f"Done! I've opened ticket #{result['ticket_id']}{about}. Our team will be in touch."
 
 
+def tickets_answer(result: dict) -> str:
+    tickets = result.get("tickets") or []
+    open_ = [t for t in tickets if t.get("status") != "closed"]
+    if not open_:
+        return ("You have no open tickets. Would you like me to open one?" if not tickets else
+                f"You have no open tickets; {plural(len(tickets), 'earlier ticket')} closed.")
+    lines = [f"- **Ticket #{t['ticket_id']}** ({t['status']}){about_order_of(t)}: {t['summary']}"
+             for t in open_]
+    return f"You have {plural(len(open_), 'open ticket')}:\n\n" + "\n".join(lines)
+
+
+def about_order_of(ticket: dict) -> str:
+    return f", about order #{ticket['order_id']}" if ticket.get("order_id") else ""
+
+
 def help_answer(result: dict) -> str:
     if not result.get("results"):
         return ("I couldn't find anything about that in our help center. Would you like me to "
@@ -101,6 +121,7 @@ RENDERERS = {
     "lookup_order": order_answer,
     "list_orders": orders_answer,
     "create_support_ticket": ticket_answer,
+    "list_tickets": tickets_answer,
     "search_help_center": help_answer,
     "save_memory": memory_saved_answer,
     "search_memories": search_answer,
@@ -116,7 +137,10 @@ def answer_from_results(tool_messages: list[dict]) -> str:
             result = json.loads(m["content"])
         except json.JSONDecodeError:
             result = {"error": m["content"]}
-        if isinstance(result, dict) and "error" in result:
+        if isinstance(result, dict) and result.get("memory_off"):
+            parts.append("I can't save that: you turned memory off, so I keep nothing from our "
+                         "conversations. You can turn it back on in the memory panel.")
+        elif isinstance(result, dict) and "error" in result:
             parts.append(f"Sorry, I couldn't do that: {result['error']}")
         elif m.get("name") in RENDERERS:
             parts.append(RENDERERS[m["name"]](result))

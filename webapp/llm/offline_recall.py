@@ -52,6 +52,28 @@ def sentences(text: str) -> list[str]:
     return [s.strip(" -*•\t") for s in SENTENCE_END.split(text or "") if s.strip(" -*•\t")]
 
 
+# A request typed without its question mark ("can i get my money back for the headphones") is
+# not a fact about the person.
+ASKING = re.compile(r"^\s*(?:can|could|would|will|do|does|did|is|are|how|what|where|when|why|which|"
+                    r"please|pls)\b", re.I)
+# "my name is Alex and I live in Porto" is two facts: a question about one gets that one alone.
+CLAUSE = re.compile(r",?\s+and\s+(?=(?:i|i'm|my|we|our)\b)|,\s+(?=(?:i|i'm|my)\b)", re.I)
+
+
+def clauses(sentence: str) -> list[str]:
+    parts = [p.strip() for p in CLAUSE.split(sentence) if p.strip()]
+    # "Hi, my name is Alex": the greeting is no clause of its own.
+    return [p for p in parts if not re.fullmatch(r"(?i)(?:hi|hello|hey)\W*", p)]
+
+
+def said_clauses(line: str) -> list[str]:
+    """A summary's "User: my name is Dara and I live in Lisbon" as one line per clause, each
+    still the customer's words."""
+    if not line.startswith("User: "):
+        return [line]
+    return ["User: " + c for c in clauses(line[len("User: "):])]
+
+
 def known_facts(messages: list[dict]) -> list[tuple[str, str]]:
     """(source, sentence) for every fact in the context: user statements and memory/summary lines."""
     facts = []
@@ -60,12 +82,13 @@ def known_facts(messages: list[dict]) -> list[tuple[str, str]]:
         if m["role"] == "system":
             if system_seen:  # the first system message is the prompt; later ones are memory/summary
                 # A summary's "Nimbus: …" lines are what was answered, not facts about the customer.
-                facts += [("notes", s) for s in sentences(m["content"])
-                          if not s.endswith(":") and not s.startswith("Nimbus: ")]
+                facts += [("notes", c) for s in sentences(m["content"])
+                          if not s.endswith(":") and not s.startswith("Nimbus: ")
+                          for c in said_clauses(s)]
             system_seen = True
         elif m["role"] == "user":
-            facts += [("user", s) for s in sentences(m["content"])
-                      if FACT_PATTERNS.search(s) and not s.endswith("?")]
+            facts += [("user", c) for s in sentences(m["content"]) for c in clauses(s)
+                      if FACT_PATTERNS.search(c) and not s.endswith("?") and not ASKING.match(s)]
     return facts
 
 

@@ -97,6 +97,16 @@ def scope_label(memory: Memory) -> str:
     return memory.memorable_type
 
 
+def scope_for_customer(memory: Memory) -> str:
+    """A memory's scope in a customer's words: 'all your conversations', 'the whole shop', 'your
+    account' or 'order #1042' (staff keep the scope words: 'workspace', 'account')."""
+    if memory.memorable_type is None:
+        return "the whole shop" if memory.shared else "all your conversations"
+    if memory.memorable_type == ACCOUNT:
+        return "your account"
+    return scope_label(memory)
+
+
 def applies_to(memory: Memory) -> str:
     """Who a memory is applied for, in the panel's words: 'only you' or everyone it covers."""
     if not memory.shared:

@@ -30,8 +30,9 @@ def save_memory(context, args):
     user, config = context.user, context.config
     if not shares_memories(user, config):
         return {"saved": False, "memory_off": True,
-                "error": f"memory is turned off for {user.name}; it can be turned back on in "
-                "the memory panel"}
+                # Said to the model about the customer; the chat tells the customer as "you".
+                "error": "the customer turned memory off, so nothing was saved; they can turn it "
+                "back on in the memory panel"}
     word = str(args.get("scope") or TENANT_WORD)
     personal = args.get("personal") is not False
     if word == TENANT_WORD and not personal and not config["NIMBUS_MEMORY_CHAT_WRITES_WORKSPACE"]:

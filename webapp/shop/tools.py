@@ -1,4 +1,4 @@
-"""Nimbus's shop tools: order lookup, refund eligibility, support tickets, help-center search."""
+"""Nimbus's shop tools: orders, refund eligibility, support tickets (open and list), help-center search."""
 import re
 
 from sqlalchemy import select
@@ -108,6 +108,19 @@ def create_support_ticket(context, args):
             "order_id": order.number if order else None}
 
 
+@tool("list_tickets", "List the customer's support tickets, newest first, with status, category, "
+      "what each is about and its order.", {})
+def list_tickets(context, args):
+    tickets = db.session.scalars(select(Ticket).where(
+        Ticket.tenant_id == context.tenant.id, Ticket.customer_id == context.user.id)
+        .order_by(Ticket.id.desc()).limit(50)).all()
+    orders = {o.id: o.number for o in db.session.scalars(select(Order).where(
+        Order.id.in_({t.order_id for t in tickets if t.order_id})))}
+    return {"tickets": [{"ticket_id": t.number, "status": t.status, "category": t.category,
+                         "summary": t.summary, "order_id": orders.get(t.order_id),
+                         "opened_on": t.created_at.date().isoformat()} for t in tickets]}
+
+
 QUESTION_WORDS = {"how", "what", "when", "where", "why", "which", "who", "can", "could", "does",
                   "the", "and", "you", "your", "for", "are", "have", "with", "there", "any", "get"}
 
@@ -148,4 +161,4 @@ def search_help_center(context, args):
 
 
 TOOLS = (lookup_order, list_orders, check_refund_eligibility, create_support_ticket,
-         search_help_center)
+         list_tickets, search_help_center)

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from ...extensions import db
 from ...llm.tokens import estimate_messages
 from ...models import Conversation, Turn, utcnow
+from ...plurals import plural
 from . import fold as summarizer
 from .models import REFUSED, ConversationSummary
 from ..assemble import (
@@ -174,7 +175,8 @@ def fold_turns(provider, plan: FoldPlan, style: str, config, ratio: float):
         except ContextTooLong as error:
             if attempt == 2:
                 raise
-            log.warning("summary fold refused for size (%s turn(s)): fitting it again", len(turns))
+            log.warning("summary fold refused for size (%s): fitting it again",
+                        plural(len(turns), "turn"))
             if error.n_ctx:
                 learn_window(config, error.n_ctx)
             size = summary_size(config)
