@@ -179,7 +179,8 @@ def test_migrations_import_nothing_from_the_app():
 
 
 def test_the_migrations_full_text_ddl_is_the_apps(tmp_path):
-    """0001 carries its own copy of the FTS5 tables and triggers: it must match the app's."""
+    """The migrations carry their own copy of the FTS5 tables and triggers (0001, then 0036's
+    owner-scoped ones): the last must match the app's."""
     found = []
     for name, make in (("migrated", lambda: upgrade(directory=MIGRATIONS)),
                        ("created", db.create_all)):
@@ -191,7 +192,7 @@ def test_the_migrations_full_text_ddl_is_the_apps(tmp_path):
                 "WHERE type = 'trigger' OR name IN ('turns_fts', 'memories_fts')")).all()))
             db.session.remove()
             db.engine.dispose()
-    assert found[0] == found[1] and len(found[0]) == 8  # 2 FTS5 tables, 6 triggers
+    assert found[0] == found[1] and len(found[0]) == 9  # 2 FTS5 tables, 7 triggers
 
 
 def test_upgrading_to_0019_keeps_no_actor_email_in_the_audit_log(tmp_path):

@@ -8,12 +8,14 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Callable
 
-from sqlalchemy import and_, bindparam, column, func, literal_column, or_, select, table, text
+from sqlalchemy import and_, bindparam, cast, column, func, literal_column, or_, select, table, text
+from sqlalchemy.dialects.postgresql import TSQUERY
 
 from ..extensions import db
 from ..local_time import reader_zone, stored, wall_clock_now
 from ..models import Conversation, Turn
 from .dates import find_dates
+from .keyword_index import POSTGRES_MEMORY_VECTOR, POSTGRES_TURN_VECTOR, session_tokens
 from .models import Memory, TurnVector
 from .ranking import Candidate, ScopeStatistics, bm25_scores
 from .statements import built, newest_in, read
@@ -49,6 +51,12 @@ class Indexed:
     values: dict = field(default_factory=dict)  # the scope's bound parameters, when it has some
     form: tuple | None = None  # names the scope's conditions: its statements are built once
     branches: tuple = ()  # the scope as disjoint (condition, in id order) pairs, walked apart
+    text_columns: str = ""  # the FTS5 columns a word is looked for in (the rest say whose)
+    vector: object = None  # what PostgreSQL's GIN index holds (default: the text's tsvector)
+    # The scope as the index names it: (values -> its tokens, the FTS5 column / the PostgreSQL
+    # lexeme's first word holding them); a search then walks only the scope's rows of a word.
+    tokens: Callable | None = None
+    token_column: tuple = ("", "")
 
     def form_of(self, *what) -> tuple | None:
         return None if self.form is None else (self.fts_name, *self.form, *what)
@@ -56,21 +64,44 @@ class Indexed:
 
 def holding(indexed: Indexed, statement, name: str):
     """`statement` narrowed to rows holding the word bound as `name` (see word_value), the index
-    driving: SQLite walks the word's FTS5 entries newest first, so a LIMIT stops it early.
-    PostgreSQL finds them in its GIN index and sorts them: ordered by -id, which no index
-    offers, since walking the primary key newest first computed each row's tsvector (a second
-    and more per search over 10,000 turns)."""
+    driving, and with scope tokens only the scope's: SQLite walks the word's FTS5 entries merged
+    with the scope's newest first, so a LIMIT stops it early. PostgreSQL finds them in its GIN
+    index (its fast scan skipping the word's postings to the scope's) and sorts them: ordered by
+    -id, which no index offers, since walking the primary key newest first computed each row's
+    tsvector (a second and more per search over 10,000 turns)."""
     if db.engine.dialect.name == "postgresql":
-        return statement.where(func.to_tsvector(literal_column("'english'"), indexed.text).op("@@")(
-            func.plainto_tsquery(literal_column("'english'"), bindparam(name)))), -indexed.id
+        vector = indexed.vector if indexed.vector is not None else func.to_tsvector(
+            literal_column("'english'"), indexed.text)
+        statement = statement.where(vector.op("@@")(
+            func.plainto_tsquery(literal_column("'english'"), bindparam(name))))
+        if indexed.tokens is not None:  # apart, so a stop word still matches nothing
+            statement = statement.where(vector.op("@@")(
+                cast(bindparam("scope_lexemes"), TSQUERY)))
+        return statement, -indexed.id
     fts = table(indexed.fts_name, column("rowid"))
     return (statement.join(fts, fts.c.rowid == indexed.id)
             .where(text(f"{indexed.fts_name} MATCH :{name}")), fts.c.rowid.desc())
 
 
-def word_value(word: str) -> str:
-    """A word as the index is asked for it: an FTS5 phrase (stemmed as it stores them)."""
-    return word if db.engine.dialect.name == "postgresql" else f'"{word}"'
+def word_value(indexed: Indexed, word: str) -> str:
+    """A word as the index is asked for it: on SQLite an FTS5 phrase (stemmed as it stores
+    them) in the text columns, and with scope tokens in the scope's rows only."""
+    if db.engine.dialect.name == "postgresql":
+        return word
+    found = f'{{{indexed.text_columns}}} : "{word}"' if indexed.text_columns else f'"{word}"'
+    if indexed.tokens is None:
+        return found
+    tokens = " OR ".join(f'"{token}"' for token in indexed.tokens(indexed.values))
+    return f"{found} AND {indexed.token_column[0]} : ({tokens})"
+
+
+def scope_values(indexed: Indexed) -> dict:
+    """The values holding() binds besides the word: PostgreSQL's tsquery of the scope's tokens
+    (quoted lexemes; a space keeps them apart from any word)."""
+    if indexed.tokens is None or db.engine.dialect.name != "postgresql":
+        return {}
+    return {"scope_lexemes": " | ".join(f"'{indexed.token_column[1]} {token}'"
+                                        for token in indexed.tokens(indexed.values))}
 
 
 def on_dates(indexed: Indexed, count: int):
@@ -144,8 +175,9 @@ def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
         return select(rows.c.scope_rows, rows.c.scope_top, *counts)
     statement = built(indexed.form_of("statistics", len(words), len(ranges), "known" in values),
                       build)
-    rows, top, *found = read(statement, {**values, **date_values(ranges), **{
-        f"w{i}": word_value(word) for i, word in enumerate(words)}}).one()
+    rows, top, *found = read(statement, {**values, **date_values(ranges), **scope_values(indexed),
+                                         **{f"w{i}": word_value(indexed, word)
+                                            for i, word in enumerate(words)}}).one()
     total = finish(rows, top)
     half = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
     cap = min(half or COUNT_CAP, COUNT_CAP)
@@ -167,7 +199,7 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
     the row). Each query stops at its limit, whatever the size of the scope."""
     columns = (*indexed.columns, on_dates(indexed, len(ranges)).label("on_date")
                ) if ranges else indexed.columns
-    dated = date_values(ranges)
+    dated = {**date_values(ranges), **scope_values(indexed)}
 
     def holding_the_word():
         statement, newest_first = holding(indexed, select(*columns), "word")
@@ -182,7 +214,7 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
         if len(found) >= limit:
             break
         keep(found, read(built(indexed.form_of("candidates", len(ranges)), holding_the_word), {
-            **indexed.values, **dated, "word": word_value(word), "row_limit": limit - len(found)}))
+            **indexed.values, **dated, "word": word_value(indexed, word), "row_limit": limit - len(found)}))
     if ranges:
         keep(found, read(built(indexed.form_of("on dates", len(ranges)), on_the_dates), {
             **indexed.values, **dated, "row_limit": limit}))
@@ -228,7 +260,16 @@ def memories_indexed(condition, key: tuple | None = None, values: dict | None = 
     return Indexed("memories_fts", Memory.id, Memory.content, Memory.created_at,
                    (Memory.id, Memory.content, Memory.embedding, Memory.embedding_model),
                    lambda statement: statement.where(condition), key, values=values or {},
-                   form=form, branches=tuple(branches))
+                   form=form, branches=tuple(branches), text_columns="content",
+                   vector=literal_column(POSTGRES_MEMORY_VECTOR.format(t="memories.")),
+                   tokens=memory_tokens if values and "scope_tenant" in values else None,
+                   token_column=("scope", "scope"))
+
+
+def memory_tokens(values: dict) -> list[str]:
+    """The index's tokens of a session's scope bound as SessionScope.bound() binds it."""
+    return session_tokens(values["scope_tenant"], values.get("scope_subject"),
+                          values.get("scope_orders"))
 
 
 def memory_matches(condition, query: str, limit: int, key: tuple | None = None,
@@ -245,6 +286,9 @@ def memory_matches(condition, query: str, limit: int, key: tuple | None = None,
 # A turn's text as ix_turns_fulltext indexes it (keyword_index.py): the space is written into the
 # SQL, since a bound one makes a different expression, which the index cannot serve.
 TURN_TEXT = Turn.question + literal_column("' '") + Turn.answer
+# How a turn's words are looked up (the owner aside): what any search of turns passes to Indexed.
+TURN_INDEX = {"text_columns": "question answer",
+              "vector": literal_column(POSTGRES_TURN_VECTOR.format(t="turns."))}
 
 
 def own_turns(statement):
@@ -272,7 +316,9 @@ def person_turns() -> Indexed:
     return Indexed("turns_fts", Turn.id, TURN_TEXT, Turn.created_at,
                    (Turn.id, Turn.question, Turn.answer, TurnVector.embedding,
                     TurnVector.embedding_model), own_turns, joined=with_vector,
-                   form=("a person's turns",))
+                   form=("a person's turns",), **TURN_INDEX,
+                   tokens=lambda values: [str(values["scope_user"])],
+                   token_column=("owner_id", "owner"))
 
 
 def turn_matches(user, query: str, limit: int) -> tuple[dict[int, float], list]:
