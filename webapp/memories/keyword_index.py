@@ -23,7 +23,7 @@ POSTGRES_SCOPE_TOKEN = ("'t' || {t}tenant_id::text || CASE WHEN {t}memorable_typ
                         "END || 's' || coalesce({t}subject_id, 0)::text")
 # What the GIN indexes hold; the searches ask for the same expression, table-qualified.
 POSTGRES_TURN_VECTOR = ("(to_tsvector('english', {t}question || ' ' || {t}answer) || "
-                        "array_to_tsvector(ARRAY['owner ' || {t}owner_id::text]))")
+                        "array_to_tsvector(ARRAY['owner ' || coalesce({t}owner_id, 0)::text]))")
 POSTGRES_MEMORY_VECTOR = ("(to_tsvector('english', {t}content) || "
                           f"array_to_tsvector(ARRAY['scope ' || {POSTGRES_SCOPE_TOKEN}]))")
 SCOPE_COLUMNS = "content, tenant_id, memorable_type, memorable_id, subject_id"

@@ -29,6 +29,9 @@ ASSISTANT_SAID = re.compile(rf"\b(?:you|nimbus|the assistant)\s+{SAYING}", re.I)
 CUSTOMER_SAID = re.compile(rf"\bI\s+{SAYING}", re.I)
 COMMON_WORD_MIN_ROWS = 1000  # below this, scoring every match is cheap: keep every word
 COUNT_CAP = 1000  # a word's rows are counted up to this many: the cost stays flat past it
+# Past the cap a word's count is estimated from the scope's newest rows back to its COUNT_CAP-th
+# hit, counted up to this many (see beyond_the_cap).
+ESTIMATE_WINDOW = 20 * COUNT_CAP
 RECOUNT_SECONDS = 600  # a scope's row count is topped up with new rows, recounted this often
 TOTALS: OrderedDict = OrderedDict()  # (database, index, scope key) -> (rows, highest id, when)
 
@@ -155,39 +158,71 @@ def row_count(indexed: Indexed) -> tuple:
 
 
 def statistics(indexed: Indexed, words: list[str], ranges) -> ScopeStatistics:
-    """The scope's row count, how many of its rows hold each word (up to COUNT_CAP, or half the
-    scope) and how many fall on the dates: one statement, each count driven by the index. The
-    counts stop at COUNT_CAP and are cut to half the scope once its count is known, the same
-    figure as stopping there."""
+    """The scope's row count, how many of its rows hold each word and how many fall on the
+    dates: one statement, each count driven by the index and stopping at COUNT_CAP. A word that
+    reaches the cap in a scope larger than it is estimated (beyond_the_cap), so IDF and the rule
+    that leaves out words held by over half the scope hold at any size."""
     counted, values, finish = row_count(indexed)
-
-    def count(limited):  # its order makes SQLite walk an index, not the scope, up to the cap
-        return select(func.count()).select_from(limited.subquery()).scalar_subquery()
 
     def build():
         base = select(indexed.id).select_from(indexed.id.table)
-        counts = [count(indexed.scoped(rows).order_by(order).limit(COUNT_CAP)) for rows, order
-                  in (holding(indexed, base, f"w{i}") for i in range(len(words)))]
+        counts = [count_of(newest_holding(indexed, base, f"w{i}", COUNT_CAP))
+                  for i in range(len(words))]
         if ranges:
-            counts.append(count(newest_of(indexed, [indexed.id], COUNT_CAP,
-                                          on_dates(indexed, len(ranges)))))
+            counts.append(count_of(newest_of(indexed, [indexed.id], COUNT_CAP,
+                                             on_dates(indexed, len(ranges)))))
         rows = counted()
         return select(rows.c.scope_rows, rows.c.scope_top, *counts)
     statement = built(indexed.form_of("statistics", len(words), len(ranges), "known" in values),
                       build)
-    rows, top, *found = read(statement, {**values, **date_values(ranges), **scope_values(indexed),
-                                         **{f"w{i}": word_value(indexed, word)
-                                            for i, word in enumerate(words)}}).one()
+    asked = {**scope_values(indexed), **{f"w{i}": word_value(indexed, word)
+                                         for i, word in enumerate(words)}}
+    rows, top, *found = read(statement, {**values, **date_values(ranges), **asked}).one()
     total = finish(rows, top)
+    full = [i for i, n in enumerate(found[:len(words)]) if n >= COUNT_CAP]
+    if full and total > COUNT_CAP:
+        for i, n in beyond_the_cap(indexed, full, total, asked).items():
+            found[i] = n
     half = total // 2 + 1 if total >= COMMON_WORD_MIN_ROWS else None
-    cap = min(half or COUNT_CAP, COUNT_CAP)
-    found = [min(n, cap) for n in found]
     held = dict(zip(words, found))
     total = max([total, *found])  # a count kept from before a purge never undercuts a word's
     stats = ScopeStatistics(total, held, found[-1] if ranges else 0)
-    if half and half <= cap:  # over half the rows: IDF below ln 2, and costly to score
+    if half:  # over half the rows: IDF below ln 2, and costly to score
         stats.holding = {w: n for w, n in held.items() if n < half}
     return stats
+
+
+def count_of(limited):  # its order makes SQLite walk an index, not the scope, up to the limit
+    return select(func.count()).select_from(limited.subquery()).scalar_subquery()
+
+
+def newest_holding(indexed: Indexed, base, name: str, limit: int):
+    """`base` (ids) of the scope's rows holding the word bound as `name`, newest first."""
+    rows, order = holding(indexed, base, name)
+    return indexed.scoped(rows).order_by(order).limit(limit)
+
+
+def beyond_the_cap(indexed: Indexed, full: list[int], total: int, asked: dict) -> dict[int, int]:
+    """{word position: estimated rows holding it} for the words counted to COUNT_CAP: the cap
+    times the scope's rows over its rows since the word's COUNT_CAP-th newest hit (a sample of
+    the newest rows, exact when the word is spread evenly over the scope's history; a word whose
+    share drifts over time is counted at its recent share). That window is counted up to
+    ESTIMATE_WINDOW rows: a word held by fewer than one in ESTIMATE_WINDOW / COUNT_CAP of the
+    newest rows counts as that share, an overestimate that only lowers the IDF of a word far
+    from the over-half rule. Two index walks per word, each bounded, whatever the scope's size."""
+    def build():
+        base = select(indexed.id).select_from(indexed.id.table)
+        counts = []
+        for i in full:
+            hits = newest_holding(indexed, base, f"w{i}", COUNT_CAP).subquery()
+            kth = select(func.min(hits.c[indexed.id.name])).scalar_subquery()
+            counts.append(count_of(indexed.scoped(base.where(indexed.id >= kth))
+                                   .limit(ESTIMATE_WINDOW)))
+        return select(*counts)
+    statement = built(indexed.form_of("beyond the cap", tuple(full)), build)
+    since = read(statement, {**indexed.values, **asked}).one()
+    return {i: max(COUNT_CAP, min(total, round(COUNT_CAP * total / max(n, COUNT_CAP))))
+            for i, n in zip(full, since)}
 
 
 def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
