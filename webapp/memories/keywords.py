@@ -92,10 +92,13 @@ def word_value(indexed: Indexed, word: str) -> str:
     if db.engine.dialect.name == "postgresql":
         return word
     found = f'{{{indexed.text_columns}}} : "{word}"' if indexed.text_columns else f'"{word}"'
-    if indexed.tokens is None:
-        return found
+    return found if indexed.tokens is None else f"{found} AND {scope_match(indexed)}"
+
+
+def scope_match(indexed: Indexed) -> str:
+    """The FTS5 query for the scope's rows: any of its tokens in the token column."""
     tokens = " OR ".join(f'"{token}"' for token in indexed.tokens(indexed.values))
-    return f"{found} AND {indexed.token_column[0]} : ({tokens})"
+    return f"{indexed.token_column[0]} : ({tokens})"
 
 
 def scope_values(indexed: Indexed) -> dict:
@@ -209,18 +212,27 @@ def beyond_the_cap(indexed: Indexed, full: list[int], total: int, asked: dict) -
     share drifts over time is counted at its recent share). That window is counted up to
     ESTIMATE_WINDOW rows: a word held by fewer than one in ESTIMATE_WINDOW / COUNT_CAP of the
     newest rows counts as that share, an overestimate that only lowers the IDF of a word far
-    from the over-half rule. Two index walks per word, each bounded, whatever the scope's size."""
+    from the over-half rule. Two index walks per word, each bounded, whatever the scope's size:
+    on SQLite the window is the scope's tokens' own FTS5 entries (0.6 ms for 2,500 rows, against
+    12 ms through the conversations' index), which also count a pending turn or a deleted
+    conversation's: it is an estimate."""
+    in_fts = indexed.tokens is not None and db.engine.dialect.name == "sqlite"
+
     def build():
         base = select(indexed.id).select_from(indexed.id.table)
+        fts = table(indexed.fts_name, column("rowid"))
         counts = []
         for i in full:
             hits = newest_holding(indexed, base, f"w{i}", COUNT_CAP).subquery()
             kth = select(func.min(hits.c[indexed.id.name])).scalar_subquery()
-            counts.append(count_of(indexed.scoped(base.where(indexed.id >= kth))
-                                   .limit(ESTIMATE_WINDOW)))
+            window = (select(fts.c.rowid).where(text(f"{indexed.fts_name} MATCH :scope_only"),
+                                                fts.c.rowid >= kth) if in_fts
+                      else indexed.scoped(base.where(indexed.id >= kth)))
+            counts.append(count_of(window.limit(ESTIMATE_WINDOW)))
         return select(*counts)
     statement = built(indexed.form_of("beyond the cap", tuple(full)), build)
-    since = read(statement, {**indexed.values, **asked}).one()
+    since = read(statement, {**indexed.values, **asked,
+                             **({"scope_only": scope_match(indexed)} if in_fts else {})}).one()
     return {i: max(COUNT_CAP, min(total, round(COUNT_CAP * total / max(n, COUNT_CAP))))
             for i, n in zip(full, since)}
 
