@@ -111,7 +111,7 @@ def test_words_are_found_through_the_full_text_indexes_on_postgresql(postgres_ur
                     memories_indexed(scope.applies(), values=scope.bound()[2]),  # with its tokens
                     "ix_memories_fulltext")]:
                 rows, order = holding(indexed, select(indexed.id).select_from(indexed.id.table), "w")
-                compiled = indexed.scoped(rows).order_by(order).limit(1000).compile(db.engine)
+                compiled = indexed.scope_hits(rows).order_by(order).limit(1000).compile(db.engine)
                 plan = generic_plan(compiled, {**compiled.params, **indexed.values,
                                                **scope_values(indexed), "w": "parcel"})
                 assert index in plan

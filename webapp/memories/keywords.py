@@ -60,6 +60,10 @@ class Indexed:
     # lexeme's first word holding them); a search then walks only the scope's rows of a word.
     tokens: Callable | None = None
     token_column: tuple = ("", "")
+    matched: Callable | None = None  # `scoped` for the rows the index found (default: scoped)
+
+    def scope_hits(self, statement):
+        return (self.matched or self.scoped)(statement)
 
     def form_of(self, *what) -> tuple | None:
         return None if self.form is None else (self.fts_name, *self.form, *what)
@@ -202,7 +206,7 @@ def count_of(limited):  # its order makes SQLite walk an index, not the scope, u
 def newest_holding(indexed: Indexed, base, name: str, limit: int):
     """`base` (ids) of the scope's rows holding the word bound as `name`, newest first."""
     rows, order = holding(indexed, base, name)
-    return indexed.scoped(rows).order_by(order).limit(limit)
+    return indexed.scope_hits(rows).order_by(order).limit(limit)
 
 
 def beyond_the_cap(indexed: Indexed, full: list[int], total: int, asked: dict) -> dict[int, int]:
@@ -250,7 +254,7 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
 
     def holding_the_word():
         statement, newest_first = holding(indexed, select(*columns), "word")
-        return (indexed.joined(indexed.scoped(statement)).order_by(newest_first)
+        return (indexed.joined(indexed.scope_hits(statement)).order_by(newest_first)
                 .limit(bindparam("row_limit")))
 
     def on_the_dates():
@@ -347,6 +351,16 @@ def own_turns(statement):
         Conversation.deleted_at.is_(None), Turn.outcome != "pending")
 
 
+def owned_turns(statement):
+    """own_turns for rows the index found: the person as the turn records it, its conversation
+    looked up by key. Planned without its values, a join on the person's conversations was
+    walked once per hit (0.4 s for 579 hits of 2,500 turns on PostgreSQL); by key, 15 ms."""
+    return statement.join(Conversation, Conversation.id == Turn.conversation_id).where(
+        Turn.owner_id == bindparam("scope_user"),
+        Conversation.tenant_id == bindparam("scope_tenant"),
+        Conversation.deleted_at.is_(None), Turn.outcome != "pending")
+
+
 def with_vector(statement):
     """A turn's vector along with it; joined last, so the index still drives the query."""
     return statement.outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
@@ -365,7 +379,7 @@ def person_turns() -> Indexed:
                     TurnVector.embedding_model), own_turns, joined=with_vector,
                    form=("a person's turns",), **TURN_INDEX,
                    tokens=lambda values: [str(values["scope_user"])],
-                   token_column=("owner_id", "owner"))
+                   token_column=("owner_id", "owner"), matched=owned_turns)
 
 
 def turn_matches(user, query: str, limit: int) -> tuple[dict[int, float], list]:
