@@ -93,7 +93,7 @@ def test_words_are_found_through_the_full_text_indexes_on_postgresql(postgres_ur
     and with sequential scans off, a word's rows come from ix_turns_fulltext and
     ix_memories_fulltext."""
     from sqlalchemy import select
-    from webapp.memories.keywords import holding, memories_indexed, turns_indexed
+    from webapp.memories.keywords import holding, memories_indexed, scope_values, turns_indexed
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url})
     with app.app_context():
         try:
@@ -105,12 +105,15 @@ def test_words_are_found_through_the_full_text_indexes_on_postgresql(postgres_ur
             db.session.execute(text("SET enable_seqscan = off"))
             # as for a statement run many times (psycopg prepares it): planned without its values
             db.session.execute(text("SET plan_cache_mode = force_generic_plan"))
+            scope = SessionScope(alex.tenant_id, alex.id)
             for indexed, index in [(turns_indexed(alex), "ix_turns_fulltext"), (
-                    memories_indexed(SessionScope(alex.tenant_id, alex.id).applies()),
+                    memories_indexed(scope.applies()), "ix_memories_fulltext"), (
+                    memories_indexed(scope.applies(), values=scope.bound()[2]),  # with its tokens
                     "ix_memories_fulltext")]:
                 rows, order = holding(indexed, select(indexed.id).select_from(indexed.id.table), "w")
-                compiled = indexed.scoped(rows).order_by(order).limit(1000).compile(db.engine)
-                plan = generic_plan(compiled, {**compiled.params, **indexed.values, "w": "parcel"})
+                compiled = indexed.scope_hits(rows).order_by(order).limit(1000).compile(db.engine)
+                plan = generic_plan(compiled, {**compiled.params, **indexed.values,
+                                               **scope_values(indexed), "w": "parcel"})
                 assert index in plan
         finally:
             db.session.remove()

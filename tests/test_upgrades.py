@@ -16,6 +16,7 @@ from flask_migrate import upgrade
 from webapp import create_app
 from webapp.database import MIGRATIONS, create_schema, head_revision
 from webapp.extensions import db
+from webapp.memories.keywords import turn_scores
 from webapp.models import ShareLink, User
 from webapp.staff.shares import share_url
 
@@ -95,6 +96,17 @@ def assert_served(app, stored, had_passwords):
         assert page.status_code == 200 and "shipped on March" in page.text
 
 
+def assert_found_by_their_owners(stored):
+    """Each old turn is indexed again with its person (0036): their keyword search finds it,
+    and nobody else's does."""
+    owners = {c["id"]: c["user_id"] for c in stored["conversations"]}
+    for i, turn in enumerate(stored["turns"]):
+        owner = db.session.get(User, owners[turn["conversation_id"]])
+        other = db.session.scalar(db.select(User).where(User.id != owner.id).limit(1))
+        assert turn_scores(owner, f"parcel{i}", 10).keys() == {turn["id"]}
+        assert not other or turn["id"] not in turn_scores(other, f"parcel{i}", 10)
+
+
 @pytest.mark.parametrize("revision", past_revisions())
 def test_upgrading_from_every_revision_keeps_every_row_and_serves_it(database_url, revision):
     app = upgrade_app(database_url)
@@ -115,6 +127,7 @@ def test_upgrading_from_every_revision_keeps_every_row_and_serves_it(database_ur
             assert tokens == [u["session_token"] for u in stored["users"]]
         assert len(set(tokens)) == len(tokens) and all(re.fullmatch("[0-9a-f]{32}", t) for t in tokens)
         assert_served(app, stored, had_passwords)
+        assert_found_by_their_owners(stored)
         if db.engine.dialect.name == "sqlite":
             triggers = {name for (name,) in db.session.execute(db.text(
                 "SELECT name FROM sqlite_master WHERE type = 'trigger'"))}
@@ -179,7 +192,8 @@ def test_migrations_import_nothing_from_the_app():
 
 
 def test_the_migrations_full_text_ddl_is_the_apps(tmp_path):
-    """0001 carries its own copy of the FTS5 tables and triggers: it must match the app's."""
+    """The migrations carry their own copy of the FTS5 tables and triggers (0001, then 0036's
+    owner-scoped ones): the last must match the app's."""
     found = []
     for name, make in (("migrated", lambda: upgrade(directory=MIGRATIONS)),
                        ("created", db.create_all)):
@@ -191,7 +205,7 @@ def test_the_migrations_full_text_ddl_is_the_apps(tmp_path):
                 "WHERE type = 'trigger' OR name IN ('turns_fts', 'memories_fts')")).all()))
             db.session.remove()
             db.engine.dispose()
-    assert found[0] == found[1] and len(found[0]) == 8  # 2 FTS5 tables, 6 triggers
+    assert found[0] == found[1] and len(found[0]) == 9  # 2 FTS5 tables, 7 triggers
 
 
 def test_upgrading_to_0019_keeps_no_actor_email_in_the_audit_log(tmp_path):

@@ -129,6 +129,9 @@ class Turn(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[str] = mapped_column(
         ForeignKey("conversations.id", ondelete="CASCADE"))
+    # The conversation's person, kept on the turn for the keyword index (memories/keyword_index.py),
+    # which looks a word up for one person: the database fills it in on insert.
+    owner_id: Mapped[int | None]
     seq: Mapped[int]  # 0-based position in the conversation; (conversation_id, seq) is indexed
     messages: Mapped[list] = mapped_column(JSON)
     # Precomputed so context assembly never has to look at older turns' full messages.

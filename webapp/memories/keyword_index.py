@@ -1,51 +1,114 @@
 """The keyword indexes: SQLite FTS5 in the embedded default, PostgreSQL full text at scale.
 
-They are created next to the tables (idempotent, so an existing database gains them on the next
-`init-db`) and kept current by the database itself: FTS5 triggers, or a GIN expression index.
-Deleting a row deletes its index entry (the triggers; PostgreSQL indexes the row itself).
+Each row is indexed with whose it is, so a word is looked up for one scope without walking the
+shop's other customers' rows: a turn with its owner (turns.owner_id, the conversation's person,
+filled in by the database on insert), a memory with its scope token (tenant, what it is about,
+whom it applies to; see scope_token). SQLite matches the token in its own FTS5 column beside the
+words; PostgreSQL holds it as a lexeme no text can make (it has a space) in the same GIN index,
+whose fast scan skips a common word's postings to the scope's. The indexes are created next to
+the tables (idempotent, so an existing database gains them on the next `init-db`) and kept
+current by the database itself: triggers, or the GIN expression index.
 """
 from sqlalchemy import event, text
 
 from ..extensions import db
 
-SQLITE_DDL = {
-    "memories_fts": ("memories", "content"),
-    "turns_fts": ("turns", "question, answer"),
+# A memory's scope as one word: t<tenant>, w0 (the shop) / a<id> (an account) / o<id> (an order),
+# s<subject> (0: everyone). It ends in a digit, so the Porter stemmer leaves it whole.
+SQLITE_SCOPE_TOKEN = ("'t' || {t}tenant_id || CASE WHEN {t}memorable_type IS NULL THEN 'w0' "
+                      "ELSE substr({t}memorable_type, 1, 1) || coalesce({t}memorable_id, 0) END "
+                      "|| 's' || coalesce({t}subject_id, 0)")
+POSTGRES_SCOPE_TOKEN = ("'t' || {t}tenant_id::text || CASE WHEN {t}memorable_type IS NULL THEN "
+                        "'w0' ELSE left({t}memorable_type, 1) || coalesce({t}memorable_id, 0)::text "
+                        "END || 's' || coalesce({t}subject_id, 0)::text")
+# What the GIN indexes hold; the searches ask for the same expression, table-qualified.
+POSTGRES_TURN_VECTOR = ("(to_tsvector('english', {t}question || ' ' || {t}answer) || "
+                        "array_to_tsvector(ARRAY['owner ' || coalesce({t}owner_id, 0)::text]))")
+POSTGRES_MEMORY_VECTOR = ("(to_tsvector('english', {t}content) || "
+                          f"array_to_tsvector(ARRAY['scope ' || {POSTGRES_SCOPE_TOKEN}]))")
+SCOPE_COLUMNS = "content, tenant_id, memorable_type, memorable_id, subject_id"
+OWNER_OF = "(SELECT user_id FROM conversations WHERE id = new.conversation_id)"
+
+SQLITE_DDL = [
+    # A turn's owner, for the index: filled in from its conversation whatever inserted it.
+    "CREATE TRIGGER IF NOT EXISTS turns_owner AFTER INSERT ON turns WHEN new.owner_id IS NULL "
+    f"BEGIN UPDATE turns SET owner_id = {OWNER_OF} WHERE id = new.id; END",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5(question, answer, owner_id, "
+    "content='turns', content_rowid='id', tokenize='porter unicode61')",
+    "CREATE TRIGGER IF NOT EXISTS turns_fts_insert AFTER INSERT ON turns BEGIN "
+    "INSERT INTO turns_fts(rowid, question, answer, owner_id) VALUES (new.id, new.question, "
+    f"new.answer, coalesce(new.owner_id, {OWNER_OF})); END",
+    "CREATE TRIGGER IF NOT EXISTS turns_fts_delete AFTER DELETE ON turns BEGIN "
+    "INSERT INTO turns_fts(turns_fts, rowid, question, answer, owner_id) VALUES ('delete', "
+    "old.id, old.question, old.answer, old.owner_id); END",
+    # The owner filled in just after the insert is already indexed (old.owner_id is NULL then).
+    "CREATE TRIGGER IF NOT EXISTS turns_fts_update AFTER UPDATE OF question, answer, owner_id "
+    "ON turns WHEN old.owner_id IS NOT NULL BEGIN "
+    "INSERT INTO turns_fts(turns_fts, rowid, question, answer, owner_id) VALUES ('delete', "
+    "old.id, old.question, old.answer, old.owner_id); "
+    "INSERT INTO turns_fts(rowid, question, answer, owner_id) VALUES (new.id, new.question, "
+    "new.answer, new.owner_id); END",
+    # Contentless: the token is no column of memories (a view naming it would break SQLite's
+    # table rebuilds), so each trigger hands the index the row's words and token itself.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(content, scope, content='', "
+    "tokenize='porter unicode61')",
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN "
+    "INSERT INTO memories_fts(rowid, content, scope) VALUES (new.id, new.content, "
+    f"{SQLITE_SCOPE_TOKEN.format(t='new.')}); END",
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN "
+    "INSERT INTO memories_fts(memories_fts, rowid, content, scope) VALUES ('delete', old.id, "
+    f"old.content, {SQLITE_SCOPE_TOKEN.format(t='old.')}); END",
+    f"CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF {SCOPE_COLUMNS} "
+    "ON memories BEGIN "
+    "INSERT INTO memories_fts(memories_fts, rowid, content, scope) VALUES ('delete', old.id, "
+    f"old.content, {SQLITE_SCOPE_TOKEN.format(t='old.')}); "
+    "INSERT INTO memories_fts(rowid, content, scope) VALUES (new.id, new.content, "
+    f"{SQLITE_SCOPE_TOKEN.format(t='new.')}); END",
+]
+SQLITE_FILL = {  # rows that predate their index
+    "turns_fts": "INSERT INTO turns_fts(turns_fts) VALUES ('rebuild')",
+    "memories_fts": "INSERT INTO memories_fts(rowid, content, scope) SELECT id, content, "
+                    f"{SQLITE_SCOPE_TOKEN.format(t='')} FROM memories",
 }
+FTS_TABLES = tuple(SQLITE_FILL)
 POSTGRES_DDL = [
+    "CREATE OR REPLACE FUNCTION turns_owner() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "IF NEW.owner_id IS NULL THEN SELECT user_id INTO NEW.owner_id FROM conversations "
+    "WHERE id = NEW.conversation_id; END IF; RETURN NEW; END $$",
+    "DROP TRIGGER IF EXISTS turns_owner ON turns",
+    "CREATE TRIGGER turns_owner BEFORE INSERT ON turns FOR EACH ROW EXECUTE FUNCTION turns_owner()",
     "CREATE INDEX IF NOT EXISTS ix_memories_fulltext ON memories "
-    "USING gin (to_tsvector('english', content))",
-    "CREATE INDEX IF NOT EXISTS ix_turns_fulltext ON turns "  # keywords.TURN_TEXT asks for it
-    "USING gin (to_tsvector('english', question || ' ' || answer))",
+    f"USING gin ({POSTGRES_MEMORY_VECTOR.format(t='')})",
+    f"CREATE INDEX IF NOT EXISTS ix_turns_fulltext ON turns USING gin ({POSTGRES_TURN_VECTOR.format(t='')})",
 ]
 
 
-def sqlite_statements(name: str, base: str, columns: str) -> list[str]:
-    new = ", ".join(f"new.{c.strip()}" for c in columns.split(","))
-    old = ", ".join(f"old.{c.strip()}" for c in columns.split(","))
-    return [
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5({columns}, content='{base}', "
-        f"content_rowid='id', tokenize='porter unicode61')",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_insert AFTER INSERT ON {base} BEGIN "
-        f"INSERT INTO {name}(rowid, {columns}) VALUES (new.id, {new}); END",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_delete AFTER DELETE ON {base} BEGIN "
-        f"INSERT INTO {name}({name}, rowid, {columns}) VALUES ('delete', old.id, {old}); END",
-        f"CREATE TRIGGER IF NOT EXISTS {name}_update AFTER UPDATE OF {columns} ON {base} BEGIN "
-        f"INSERT INTO {name}({name}, rowid, {columns}) VALUES ('delete', old.id, {old}); "
-        f"INSERT INTO {name}(rowid, {columns}) VALUES (new.id, {new}); END",
-    ]
+def scope_token(tenant_id: int, memorable_type: str | None, memorable_id: int | None,
+                subject_id: int | None) -> str:
+    """A memory's scope as the index holds it (SQLITE_SCOPE_TOKEN, POSTGRES_SCOPE_TOKEN)."""
+    about = "w0" if memorable_type is None else f"{memorable_type[0]}{memorable_id or 0}"
+    return f"t{tenant_id}{about}s{subject_id or 0}"
+
+
+def session_tokens(tenant_id: int, subject_id: int | None, order_ids) -> list[str]:
+    """The tokens of every (memorable, subject) pairing a session reads (scopes.scope_branches):
+    the shop, their account, their orders; shared or theirs."""
+    about = [(None, None)] + ([("account", subject_id)] if subject_id is not None else []) + [
+        ("order", order_id) for order_id in order_ids or ()]
+    whom = [None] + ([subject_id] if subject_id is not None else [])
+    return [scope_token(tenant_id, kind, id_, subject) for kind, id_ in about for subject in whom]
 
 
 def create_keyword_indexes(metadata, connection, **kw):
     """Runs after every create_all; creates what is missing and indexes rows that predate it."""
     if connection.dialect.name == "sqlite":
-        for name, (base, columns) in SQLITE_DDL.items():
-            existed = connection.execute(text(
-                "SELECT 1 FROM sqlite_master WHERE name = :name"), {"name": name}).first()
-            for statement in sqlite_statements(name, base, columns):
-                connection.exec_driver_sql(statement)
-            if not existed:
-                connection.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('rebuild')")
+        existed = {name for (name,) in connection.execute(text(
+            "SELECT name FROM sqlite_master WHERE name IN ('turns_fts', 'memories_fts')"))}
+        for statement in SQLITE_DDL:
+            connection.exec_driver_sql(statement)
+        for name, fill in SQLITE_FILL.items():
+            if name not in existed:
+                connection.exec_driver_sql(fill)
     elif connection.dialect.name == "postgresql":
         for statement in POSTGRES_DDL:
             connection.exec_driver_sql(statement)
@@ -54,7 +117,7 @@ def create_keyword_indexes(metadata, connection, **kw):
 def drop_keyword_indexes(metadata, connection, **kw):
     """A dropped table takes its triggers along; its FTS5 index must go too, or it would go stale."""
     if connection.dialect.name == "sqlite":
-        for name in SQLITE_DDL:
+        for name in FTS_TABLES:
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS {name}")
 
 
@@ -66,7 +129,7 @@ def forget_deleted_words() -> None:
     if db.engine.dialect.name != "sqlite":
         return
     with db.engine.begin() as connection:
-        for name in SQLITE_DDL:
+        for name in FTS_TABLES:
             connection.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
     with db.engine.connect() as connection:
         connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -10,7 +10,7 @@ from datetime import date, datetime, time, timedelta
 from sqlalchemy import exists, func, or_, select
 
 from ..extensions import db
-from ..memories.keywords import TURN_TEXT, Indexed, scored
+from ..memories.keywords import TURN_INDEX, TURN_TEXT, Indexed, scored
 from ..models import Conversation, Turn, User
 from ..security.validation import whole_number
 
@@ -75,7 +75,7 @@ def tenant_turn_ids(tenant_id: int, query: str, limit: int) -> list[int]:
             Conversation.tenant_id == tenant_id, Conversation.deleted_at.is_(None),
             Turn.outcome != "pending")
     indexed = Indexed("turns_fts", Turn.id, TURN_TEXT, Turn.created_at,
-                      (Turn.id, Turn.question, Turn.answer), scoped)
+                      (Turn.id, Turn.question, Turn.answer), scoped, **TURN_INDEX)
     scores, _ = scored(indexed, query, limit, lambda row: f"{row.question}\n{row.answer}")
     return sorted(scores, key=lambda turn_id: (-scores[turn_id], -turn_id))[:limit]
 
