@@ -4,7 +4,9 @@
 the viewer, the chat's gauge, compare and `flask show --context` show the same plan, so what a
 person reads about the next request is what the provider receives (docs/context.md).
 """
+import logging
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from ..hooks import system_prompt, tool_specs
 from ..llm.messages import user_message
@@ -17,6 +19,11 @@ from .window import fit
 # anybody asks it, so any question up to this size gets exactly the plan the page showed. A small
 # window sets aside less (a sixty-fourth of it), so it keeps its history and memories.
 QUESTION_ROOM = 128
+# The conversation whose system prompt is measured where none is at hand (start line, banner).
+DEFAULT_SHOP = SimpleNamespace(tenant=SimpleNamespace(name="the shop", settings={}),
+                               instructions=None, token_ratio=None)
+log = logging.getLogger(__name__)
+_WARNED: set = set()  # (window, tool tokens) already logged as leaving the tools out
 
 
 def question_room(window: int | None) -> int:
@@ -44,12 +51,49 @@ class RequestShape:
                                                   * ratio)
 
 
+def tools_left_out(config, profile: Profile | None = None, conversation=None) -> str | None:
+    """Why a model that can use tools is sent none: its window cannot hold their descriptions
+    beside the system prompt, the answer's room, the margin and a question of QUESTION_ROOM
+    tokens (llama-server's -c 1024: the specs alone take most of it). None when they fit, when
+    no window is known, or when there is nothing to leave out."""
+    profile = profile or profile_for(config)
+    window = profile.context_window
+    specs = tool_specs(config) if profile.supports_tools else []
+    if not window or not specs:
+        return None
+    conversation = conversation or DEFAULT_SHOP
+    ratio = conversation.token_ratio or 1.0
+    tools = estimate_tools(specs)
+    reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
+    needed = reserve + window // 20 + round(tools * ratio) + QUESTION_ROOM + sized(
+        [{"role": "system", "content": system_prompt(conversation)}], ratio)
+    if needed <= window:
+        return None
+    reason = (f"the {window:,}-token window cannot hold the tools' descriptions (about "
+              f"{tools:,} tokens) beside Nimbus's instructions, a message and a reply")
+    if (window, tools) not in _WARNED:
+        _WARNED.add((window, tools))
+        log.warning("provider %s: %s; answering without tools (start the server with a larger "
+                    "context, -c 2048 or more for llama-server, to give them back)",
+                    profile.label, reason)
+    return reason
+
+
+def sent_specs(config, profile: Profile | None = None, conversation=None) -> list[dict]:
+    """The tool specs the next request carries: none for a template that cannot carry them
+    (llm/profile.py), none for a window that cannot hold them (tools_left_out)."""
+    profile = profile or profile_for(config)
+    if not profile.supports_tools or tools_left_out(config, profile, conversation):
+        return []
+    return tool_specs(config)
+
+
 def request_shape(config, profile: Profile | None = None, question: list | None = None,
-                  specs: list | None = None) -> RequestShape:
+                  specs: list | None = None, conversation=None) -> RequestShape:
     profile = profile or profile_for(config)
     reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
-    if specs is None:  # a template that cannot carry tools is sent none (llm/profile.py)
-        specs = tool_specs(config) if profile.supports_tools else []
+    if specs is None:
+        specs = sent_specs(config, profile, conversation)
     return RequestShape(profile.context_window, reserve, (profile.context_window or 0) // 20,
                         estimate_tools(specs),
                         max(estimate_messages(question or []), question_room(profile.context_window)))
@@ -61,7 +105,7 @@ def plan_request(conversation, config, policy: Policy | None = None,
                  budget_cap: int | None = None) -> ContextPlan:
     """The next request's plan under `policy` (the conversation's by default), inside the
     provider's window; `question` is the turn being answered (None: not asked yet)."""
-    shape = request_shape(config, profile, question, specs)
+    shape = request_shape(config, profile, question, specs, conversation)
     policy = policy or Policy.for_conversation(conversation, config)
     plan = fit(conversation, config, before_seq, shape.window,
                shape.fixed(conversation.token_ratio or 1.0), budget_cap, policy)
@@ -75,7 +119,7 @@ def window_problem(conversation, config, question: str) -> str | None:
     """Why `question` cannot be sent to this model at all, said before anything is stored or
     sent; None when it fits. The system prompt, the tools and the answer's reserve come first,
     and the history gives way to the question, never the other way round."""
-    shape = request_shape(config)
+    shape = request_shape(config, conversation=conversation)
     if not shape.window:
         return None
     ratio = conversation.token_ratio or 1.0
@@ -86,8 +130,9 @@ def window_problem(conversation, config, question: str) -> str | None:
     if tokens <= room:
         return None
     if room < question_room(shape.window):
-        return (f"This model reads {shape.window:,} tokens at once, and Nimbus's instructions, "
-                f"tools and the answer's room take about {fixed:,} of them, so no message fits. "
+        parts = "instructions, tools" if shape.tool_tokens else "instructions"
+        return (f"This model reads {shape.window:,} tokens at once, and Nimbus's {parts} "
+                f"and the answer's room take about {fixed:,} of them, so no message fits. "
                 "Start the model's server with a larger context (for llama-server, -c 4096).")
     return (f"This message is about {tokens:,} tokens; this model reads {shape.window:,} at "
             f"once, of which about {room:,} are left for a message. Please shorten it or "
