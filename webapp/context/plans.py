@@ -40,6 +40,8 @@ class Policy:
     pinned: int = 0  # taken out of what is left by pinned turns, set by plan_history
     summarize_through: int = -1  # "Summarize up to here": the history starts after this seq
     memory_room: int | None = None  # tokens the memory block may take; set by window.fit
+    window: int | None = None  # the model's window, where it cut the budget; set by window.fit
+    budget_set: int | None = None  # the budget before the window cut it; set by window.fit
     now: datetime | None = None  # what ages are measured from; None: the current time
 
     @classmethod
