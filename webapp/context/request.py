@@ -11,7 +11,8 @@ from types import SimpleNamespace
 from ..hooks import system_prompt, tool_specs
 from ..llm.messages import user_message
 from ..llm.profile import Profile, profile_for
-from ..llm.tokens import estimate_messages, estimate_tools
+from ..llm.server_counts import tool_tokens
+from ..llm.tokens import estimate_messages
 from .plans import ContextPlan, Policy, sized
 from .window import fit
 
@@ -36,19 +37,24 @@ class RequestShape:
     window: int | None
     reserve: int  # the answer's room (max_tokens)
     margin: int  # the estimate is only an estimate: a twentieth of the window
-    tool_tokens: int  # the tool specs, estimated as they are sent
+    tool_tokens: int  # the tool specs as sent: counted by the server, else estimated
     question_tokens: int  # the question (and the turn's tool steps so far), or question_room()
     binds: bool = False  # the window, not the budget, set how much history is sent
+    tools_counted: bool = False  # the server counted the tool specs (no calibration applies)
 
     def payload(self) -> dict:
         return {"window": self.window, "reserve": self.reserve, "margin": self.margin,
                 "tool_tokens": self.tool_tokens, "question_tokens": self.question_tokens,
-                "binds": self.binds}
+                "binds": self.binds, "tools_counted": self.tools_counted}
+
+    def tools_in_window(self, ratio: float) -> int:
+        """The tools' share of the window: the server's count as it is, an estimate calibrated."""
+        return self.tool_tokens if self.tools_counted else round(self.tool_tokens * ratio)
 
     def fixed(self, ratio: float) -> int:
         """Tokens not planned: the answer's reserve, the margin, the tools and the question."""
-        return self.reserve + self.margin + round((self.tool_tokens + self.question_tokens)
-                                                  * ratio)
+        return (self.reserve + self.margin + self.tools_in_window(ratio)
+                + round(self.question_tokens * ratio))
 
 
 def tools_left_out(config, profile: Profile | None = None, conversation=None) -> str | None:
@@ -63,9 +69,10 @@ def tools_left_out(config, profile: Profile | None = None, conversation=None) ->
         return None
     conversation = conversation or DEFAULT_SHOP
     ratio = conversation.token_ratio or 1.0
-    tools = estimate_tools(specs)
+    tools, counted = tool_tokens(config, profile, specs)
     reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
-    needed = reserve + window // 20 + round(tools * ratio) + QUESTION_ROOM + sized(
+    needed = reserve + window // 20 + (tools if counted else round(tools * ratio)) + \
+        QUESTION_ROOM + sized(
         [{"role": "system", "content": system_prompt(conversation)}], ratio)
     if needed <= window:
         return None
@@ -94,9 +101,11 @@ def request_shape(config, profile: Profile | None = None, question: list | None 
     reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
     if specs is None:
         specs = sent_specs(config, profile, conversation)
+    tools, counted = tool_tokens(config, profile, specs)
     return RequestShape(profile.context_window, reserve, (profile.context_window or 0) // 20,
-                        estimate_tools(specs),
-                        max(estimate_messages(question or []), question_room(profile.context_window)))
+                        tools, max(estimate_messages(question or []),
+                                   question_room(profile.context_window)),
+                        tools_counted=counted)
 
 
 def plan_request(conversation, config, policy: Policy | None = None,
@@ -123,7 +132,7 @@ def window_problem(conversation, config, question: str) -> str | None:
     if not shape.window:
         return None
     ratio = conversation.token_ratio or 1.0
-    fixed = shape.reserve + shape.margin + round(shape.tool_tokens * ratio) + sized(
+    fixed = shape.reserve + shape.margin + shape.tools_in_window(ratio) + sized(
         [{"role": "system", "content": system_prompt(conversation)}], ratio)
     tokens = sized([user_message(question)], ratio)
     room = shape.window - fixed
