@@ -33,7 +33,7 @@ def test_a_new_conversation_is_checked_too(app, guest):
 
 
 def test_a_window_too_small_for_any_message_names_the_fix(app, guest):
-    app.config["NIMBUS_CONTEXT_WINDOW"] = 1024  # the tool specs alone take most of it
+    app.config["NIMBUS_CONTEXT_WINDOW"] = 384  # the system prompt and the reply's room fill it
     response = guest.post("/messages", data={"message": "Hello"}, headers={"HX-Request": "true"})
     assert response.status_code == 422
     assert "so no message fits" in response.text and "-c 4096" in response.text

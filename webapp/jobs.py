@@ -185,8 +185,28 @@ def requeue_crashed_jobs_every_minute() -> None:
 
 
 def enqueue(task, *args, **kwargs) -> None:
-    """Queue a job; a queue that is down is logged, never raised into the chat."""
+    """Queue a job; a queue that is down is logged, never raised into the chat. Without a
+    worker (NIMBUS_JOBS_IMMEDIATE=1) the job runs on a thread of this process, so the reply that
+    queued it ends first: run inline, a summary fold held the reply open for its whole model
+    call, and the composer refused new messages meanwhile. Tests run jobs inline, in order."""
     try:
+        if runs_beside_replies():
+            threading.Thread(target=run_beside, args=(task, args, kwargs), daemon=True,
+                             name=f"job {getattr(task, 'name', task)}").start()
+            return
         task(*args, **kwargs)
     except Exception:
         log.exception("could not run or enqueue %s", getattr(task, "name", task))
+
+
+def runs_beside_replies() -> bool:
+    """Whether jobs run on threads of the web process (NIMBUS_JOBS_IMMEDIATE outside tests)."""
+    app = _apps[0] if _apps else None
+    return bool(app and app.config.get("NIMBUS_JOBS_IMMEDIATE") and not app.testing)
+
+
+def run_beside(task, args: tuple, kwargs: dict) -> None:
+    try:
+        task(*args, **kwargs)
+    except Exception:  # a job's failure is logged; it never reaches a reply
+        log.exception("job %s failed", getattr(task, "name", task))

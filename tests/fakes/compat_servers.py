@@ -91,10 +91,16 @@ SERVERS = {
 def count_tokens(request: dict, template_tools: bool = True) -> int:
     """The fake's tokenizer: a little over four characters a token, tool schemas included when
     the template puts them in the prompt."""
+    return math.ceil(len(rendered(request, template_tools)) / 3.6)
+
+
+def rendered(request: dict, template_tools: bool = True) -> str:
+    """The fake's chat template: what count_tokens counts, as llama-server's /apply-template
+    returns it (its /tokenize then counts the same tokens as the reply's usage)."""
     text = json.dumps(request.get("messages") or [], ensure_ascii=False)
     if request.get("tools") and template_tools:
         text += json.dumps(request["tools"], ensure_ascii=False)
-    return math.ceil(len(text) / 3.6)
+    return text
 
 
 ORDER = re.compile(r"#?\b(\d{4})\b")
@@ -187,6 +193,12 @@ class CompatServer:
 
     def revive(self) -> None:
         self.state.dead = False
+
+    def template_or_tokens(self, path: str, request: dict) -> dict:
+        """llama-server's /apply-template ({"prompt"}) and /tokenize ({"tokens"})."""
+        if path == "/apply-template":
+            return {"prompt": rendered(request, self.quirks.template_tools)}
+        return {"tokens": list(range(math.ceil(len(request.get("content") or "") / 3.6)))}
 
     def crash_after(self, words: int) -> None:
         """The next stream dies (connection dropped) after `words` words."""
@@ -310,6 +322,9 @@ class CompatServer:
                 if path == "/api/show" and "api_show" in server.quirks.probes:
                     self.send_json(200, {"parameters": f"num_ctx {server.quirks.window}",
                                          "model_info": {"llama.context_length": 8192}})
+                    return
+                if path in ("/apply-template", "/tokenize") and "props" in server.quirks.probes:
+                    self.send_json(200, server.template_or_tokens(path, request))
                     return
                 if path != "/v1/chat/completions":
                     self.send_json(404, server.error(f"not found: {self.path}", 404))

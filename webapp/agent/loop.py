@@ -19,8 +19,9 @@ from ..llm.base import Reply
 from ..llm.profile import profile_for
 from ..llm.messages import (assistant_message, close_open_tool_calls, notice_message,
                             tool_message)
-from ..llm.tokens import calibrated_ratio, estimate_messages, estimate_tools
-from ..context.request import plan_request
+from ..llm.server_counts import tool_tokens
+from ..llm.tokens import calibrated_ratio, estimate_messages
+from ..context.request import plan_request, tools_left_out
 from ..context.manifest import ManifestRecorder
 from .. import tracing
 from ..extensions import db
@@ -135,11 +136,14 @@ class TurnState:
     def plan_turn(self) -> AgentEvent:
         """Plan the request, and say what it loaded."""
         conversation, config = self.turn.conversation, self.config
-        # A model whose template cannot carry tools gets none, and none are counted.
-        self.specs = [t.spec() for t in tools_for(config)] if self.provider.supports_tools else []
+        # A model whose template cannot carry tools gets none, and none are counted; so does
+        # one whose window cannot hold them beside the prompt, a message and a reply.
         self.profile = profile_for(config)
+        self.specs = [t.spec() for t in tools_for(config)] if self.provider.supports_tools and \
+            not tools_left_out(config, self.profile, conversation) else []
         reserve = self.profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
-        self.tool_tokens = estimate_tools(self.specs) if self.specs else 0
+        # Counted by the server where it can (llama.cpp), so calibration subtracts what it sent.
+        self.tool_tokens = tool_tokens(config, self.profile, self.specs)[0]
         self.options = {"max_tokens": reserve} if self.provider.takes_options else {}
         self.plan = self.planned()
         self.manifest = ManifestRecorder(self.plan, conversation.id)  # what each call receives

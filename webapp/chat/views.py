@@ -14,7 +14,7 @@ from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
 from ..security.validation import length_problem
-from ..context.request import window_problem
+from ..context.request import tools_left_out, window_problem
 from ..runs.heartbeat import close_if_abandoned, run_for
 from .provider_state import last_failure
 from .reply_stream import reply_events
@@ -55,6 +55,7 @@ def shown_profile(app):
 def chat_context():
     return {"offline_model": lambda: is_offline(current_app),
             "provider_profile": lambda: shown_profile(current_app),
+            "tools_left_out": lambda profile: tools_left_out(current_app.config, profile),
             "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name,
             "was_recovered": turn_runs.was_recovered, "provider_failure": last_failure}
 

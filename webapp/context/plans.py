@@ -70,6 +70,8 @@ class Allotment(Policy):
     reserved: int = 0  # taken out of the budget by the rolling summary, set by assemble
     pinned: int = 0  # taken out of what is left by pinned turns, set by plan_history
     memory_room: int | None = None  # tokens the memory block may take; set by window.fit
+    window: int | None = None  # the model's window, where it cut the budget; set by window.fit
+    budget_set: int | None = None  # the budget before the window cut it; set by window.fit
 
     @classmethod
     def of(cls, policy: Policy, **shares) -> "Allotment":

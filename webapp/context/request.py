@@ -4,12 +4,15 @@
 the viewer, the chat's gauge, compare and `flask show --context` show the same plan, so what a
 person reads about the next request is what the provider receives (docs/context.md).
 """
+import logging
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from ..hooks import system_prompt, tool_specs
 from ..llm.messages import user_message
 from ..llm.profile import Profile, profile_for
-from ..llm.tokens import estimate_messages, estimate_tools
+from ..llm.server_counts import tool_tokens
+from ..llm.tokens import estimate_messages
 from .plans import ContextPlan, Policy, sized
 from .window import fit
 
@@ -17,6 +20,11 @@ from .window import fit
 # anybody asks it, so any question up to this size gets exactly the plan the page showed. A small
 # window sets aside less (a sixty-fourth of it), so it keeps its history and memories.
 QUESTION_ROOM = 128
+# The conversation whose system prompt is measured where none is at hand (start line, banner).
+DEFAULT_SHOP = SimpleNamespace(tenant=SimpleNamespace(name="the shop", settings={}),
+                               instructions=None, token_ratio=None)
+log = logging.getLogger(__name__)
+_WARNED: set = set()  # (window, tool tokens) already logged as leaving the tools out
 
 
 def question_room(window: int | None) -> int:
@@ -29,14 +37,19 @@ class RequestShape:
     window: int | None
     reserve: int  # the answer's room (max_tokens)
     margin: int  # the estimate is only an estimate: a twentieth of the window
-    tool_tokens: int  # the tool specs, estimated as they are sent
+    tool_tokens: int  # the tool specs as sent: counted by the server, else estimated
     question_tokens: int  # the question (and the turn's tool steps so far), or question_room()
     binds: bool = False  # the window, not the budget, set how much history is sent
+    tools_counted: bool = False  # the server counted the tool specs (no calibration applies)
 
     def payload(self) -> dict:
         return {"window": self.window, "reserve": self.reserve, "margin": self.margin,
                 "tool_tokens": self.tool_tokens, "question_tokens": self.question_tokens,
-                "binds": self.binds}
+                "binds": self.binds, "tools_counted": self.tools_counted}
+
+    def tools_in_window(self, ratio: float) -> int:
+        """The tools' share of the window: the server's count as it is, an estimate calibrated."""
+        return self.tool_tokens if self.tools_counted else round(self.tool_tokens * ratio)
 
     def words(self, budget: int, planned_budget: int) -> str:
         """The window and reserve this request was planned for, in one sentence (show --context)."""
@@ -51,19 +64,59 @@ class RequestShape:
 
     def fixed(self, ratio: float) -> int:
         """Tokens not planned: the answer's reserve, the margin, the tools and the question."""
-        return self.reserve + self.margin + round((self.tool_tokens + self.question_tokens)
-                                                  * ratio)
+        return (self.reserve + self.margin + self.tools_in_window(ratio)
+                + round(self.question_tokens * ratio))
+
+
+def tools_left_out(config, profile: Profile | None = None, conversation=None) -> str | None:
+    """Why a model that can use tools is sent none: its window cannot hold their descriptions
+    beside the system prompt, the answer's room, the margin and a question of QUESTION_ROOM
+    tokens (llama-server's -c 1024: the specs alone take most of it). None when they fit, when
+    no window is known, or when there is nothing to leave out."""
+    profile = profile or profile_for(config)
+    window = profile.context_window
+    specs = tool_specs(config) if profile.supports_tools else []
+    if not window or not specs:
+        return None
+    conversation = conversation or DEFAULT_SHOP
+    ratio = conversation.token_ratio or 1.0
+    tools, counted = tool_tokens(config, profile, specs)
+    reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
+    needed = reserve + window // 20 + (tools if counted else round(tools * ratio)) + \
+        QUESTION_ROOM + sized(
+        [{"role": "system", "content": system_prompt(conversation)}], ratio)
+    if needed <= window:
+        return None
+    reason = (f"the {window:,}-token window cannot hold the tools' descriptions (about "
+              f"{tools:,} tokens) beside Nimbus's instructions, a message and a reply")
+    if (window, tools) not in _WARNED:
+        _WARNED.add((window, tools))
+        log.warning("provider %s: %s; answering without tools (start the server with a larger "
+                    "context, -c 2048 or more for llama-server, to give them back)",
+                    profile.label, reason)
+    return reason
+
+
+def sent_specs(config, profile: Profile | None = None, conversation=None) -> list[dict]:
+    """The tool specs the next request carries: none for a template that cannot carry them
+    (llm/profile.py), none for a window that cannot hold them (tools_left_out)."""
+    profile = profile or profile_for(config)
+    if not profile.supports_tools or tools_left_out(config, profile, conversation):
+        return []
+    return tool_specs(config)
 
 
 def request_shape(config, profile: Profile | None = None, question: list | None = None,
-                  specs: list | None = None) -> RequestShape:
+                  specs: list | None = None, conversation=None) -> RequestShape:
     profile = profile or profile_for(config)
     reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
-    if specs is None:  # a template that cannot carry tools is sent none (llm/profile.py)
-        specs = tool_specs(config) if profile.supports_tools else []
+    if specs is None:
+        specs = sent_specs(config, profile, conversation)
+    tools, counted = tool_tokens(config, profile, specs)
     return RequestShape(profile.context_window, reserve, (profile.context_window or 0) // 20,
-                        estimate_tools(specs),
-                        max(estimate_messages(question or []), question_room(profile.context_window)))
+                        tools, max(estimate_messages(question or []),
+                                   question_room(profile.context_window)),
+                        tools_counted=counted)
 
 
 def plan_request(conversation, config, policy: Policy | None = None,
@@ -72,7 +125,7 @@ def plan_request(conversation, config, policy: Policy | None = None,
                  budget_cap: int | None = None) -> ContextPlan:
     """The next request's plan under `policy` (the conversation's by default), inside the
     provider's window; `question` is the turn being answered (None: not asked yet)."""
-    shape = request_shape(config, profile, question, specs)
+    shape = request_shape(config, profile, question, specs, conversation)
     policy = policy or Policy.for_conversation(conversation, config)
     plan = fit(conversation, config, before_seq, shape.window,
                shape.fixed(conversation.token_ratio or 1.0), budget_cap, policy)
@@ -86,19 +139,20 @@ def window_problem(conversation, config, question: str) -> str | None:
     """Why `question` cannot be sent to this model at all, said before anything is stored or
     sent; None when it fits. The system prompt, the tools and the answer's reserve come first,
     and the history gives way to the question, never the other way round."""
-    shape = request_shape(config)
+    shape = request_shape(config, conversation=conversation)
     if not shape.window:
         return None
     ratio = conversation.token_ratio or 1.0
-    fixed = shape.reserve + shape.margin + round(shape.tool_tokens * ratio) + sized(
+    fixed = shape.reserve + shape.margin + shape.tools_in_window(ratio) + sized(
         [{"role": "system", "content": system_prompt(conversation)}], ratio)
     tokens = sized([user_message(question)], ratio)
     room = shape.window - fixed
     if tokens <= room:
         return None
     if room < question_room(shape.window):
-        return (f"This model reads {shape.window:,} tokens at once, and Nimbus's instructions, "
-                f"tools and the answer's room take about {fixed:,} of them, so no message fits. "
+        parts = "instructions, tools" if shape.tool_tokens else "instructions"
+        return (f"This model reads {shape.window:,} tokens at once, and Nimbus's {parts} "
+                f"and the answer's room take about {fixed:,} of them, so no message fits. "
                 "Start the model's server with a larger context (for llama-server, -c 4096).")
     return (f"This message is about {tokens:,} tokens; this model reads {shape.window:,} at "
             f"once, of which about {room:,} are left for a message. Please shorten it or "

@@ -14,13 +14,16 @@ from .plans import COMPACTED, DROPPED, FULL, HistoryPlan, Policy, TurnFate
 
 
 def over_budget(policy: Policy) -> str:
+    """Why a turn was left out for size; it names the model's window when that was the limit."""
+    window = (f"{policy.budget_set:,} set, cut to fit the model's {policy.window:,}-token window"
+              if policy.window and policy.budget_set else "")
     if policy.history_budget == policy.budget:
-        return f"over the {policy.budget:,}-token budget"
+        return f"over the {policy.budget:,}-token budget" + (f" ({window})" if window else "")
     less = [f"{share:,} for {what}" for share, what in (
         (policy.budget - policy.history_budget - policy.pinned, "the summary"),
         (policy.pinned, "pinned turns")) if share > 0]
     return (f"over the {policy.history_budget:,}-token budget "
-            f"({policy.budget:,} less {' and '.join(less)})")
+            f"({policy.budget:,} less {' and '.join(less)}{'; ' + window if window else ''})")
 
 
 def kept_fate(turn, fate: str, reason: str, ratio: float) -> TurnFate:

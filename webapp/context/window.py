@@ -19,6 +19,13 @@ def room_for_plan(window: int | None, fixed_tokens: int) -> int | None:
     return None if not window else window - fixed_tokens
 
 
+def cut(policy: Policy, window: int | None, budget: int) -> Allotment:
+    """The policy with its budget lowered to fit the window, which each dropped turn names."""
+    allotment = Allotment.of(policy)
+    return replace(allotment, budget=max(budget, MIN_BUDGET), window=window,
+                   budget_set=allotment.budget_set or allotment.budget)
+
+
 def fit(conversation, config, before_seq: int | None, window: int | None, fixed_tokens: int,
         budget_cap: int | None = None, policy: Policy | None = None):
     """The plan for the next request, inside `window` once `fixed_tokens` are set aside; a
@@ -26,7 +33,7 @@ def fit(conversation, config, before_seq: int | None, window: int | None, fixed_
     request.plan_request, the one planner."""
     policy = policy or Policy.for_conversation(conversation, config)
     if budget_cap is not None:
-        policy = replace(policy, budget=max(min(policy.budget, budget_cap), MIN_BUDGET))
+        policy = cut(policy, window, min(policy.budget, budget_cap))
     plan = assemble(conversation, config, policy=policy, before_seq=before_seq)
     room = room_for_plan(window, fixed_tokens)
     for _ in range(3):  # each pass takes out what the last one was over by
@@ -35,7 +42,7 @@ def fit(conversation, config, before_seq: int | None, window: int | None, fixed_
         over = plan.total_tokens - room
         used = sum(s.tokens for s in plan.sections if s.name in ("history", "summary"))
         budget = min(policy.budget, used) - over - MIN_BUDGET // 2
-        policy = replace(policy, budget=max(budget, MIN_BUDGET))
+        policy = cut(policy, window, budget)
         plan = assemble(conversation, config, policy=policy, before_seq=before_seq)
     memory = plan.section("memory")
     if room is not None and plan.total_tokens > room and memory is not None:

@@ -20,6 +20,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
+from . import slot_leases
+
 log = logging.getLogger(__name__)
 OVERRUN = 1.5  # a server past max_tokens is cut once this many times max_tokens take at its pace
 LIVE: dict = {}  # thread ident -> the Call it is reading: a slot's waiters ask if it progresses
@@ -192,8 +194,8 @@ class PrioritySlots:
     ahead of background calls (summaries, the distiller), and a chat that finds every slot taken
     by background calls ends one of them: a local server's one slot is the chat's at once.
     A wait goes on past its timeout while a call holding a slot is within its deadlines: the
-    server is busy writing a reply, not down. Threads of one process share it; processes do not
-    (docs/operations.md "Local models")."""
+    server is busy writing a reply, not down. Threads of one process share it; processes share
+    the endpoint's slots through the database (slot_leases.py)."""
 
     def __init__(self, size: int):
         self.size = size
@@ -261,16 +263,31 @@ def slot_for(provider, purpose: str):
         return
     thread = threading.get_ident()
     pool = slots(provider.base_url, size)
+    give_up = lambda: provider.give_up_slot(thread)  # noqa: E731
     try:
-        ticket = pool.acquire(CHAT if purpose == "chat" else BACKGROUND,
-                              lambda: provider.give_up_slot(thread), provider.timeout)
+        ticket = pool.acquire(CHAT if purpose == "chat" else BACKGROUND, give_up,
+                              provider.timeout)
     except TimeoutError as error:
-        from .base import ProviderError
-        log.warning("provider %s: a %s call refused: %s within %.0f s", provider.name, purpose,
-                    error, provider.timeout)
-        raise ProviderError(f"{error} within {provider.timeout:.0f} s") from None
+        raise refused(provider, purpose, error) from None
+    lease = None
     try:
+        # Then the endpoint's slot across processes (web workers and the job worker).
+        try:
+            lease = slot_leases.take(provider.base_url, size, purpose == "chat",
+                                     provider.timeout, give_up, pool.progressing)
+        except TimeoutError as error:
+            raise refused(provider, purpose, error) from None
         yield
     finally:
+        if lease is not None:
+            lease.end()
         provider.preempted.discard(thread)
         pool.release(ticket)
+
+
+def refused(provider, purpose: str, error: Exception):
+    """A call that found no slot in time: logged, and the error its caller raises."""
+    from .base import ProviderError
+    log.warning("provider %s: a %s call refused: %s within %.0f s", provider.name, purpose,
+                error, provider.timeout)
+    return ProviderError(f"{error} within {provider.timeout:.0f} s")
