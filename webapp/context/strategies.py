@@ -10,11 +10,12 @@ from itertools import islice
 from typing import Callable, Iterable
 
 from ..models import utcnow
-from .plans import COMPACTED, DROPPED, FULL, HistoryPlan, Policy, TurnFate
+from .plans import COMPACTED, DROPPED, FULL, Allotment, HistoryPlan, Policy, TurnFate
 
 
 def over_budget(policy: Policy) -> str:
     """Why a turn was left out for size; it names the model's window when that was the limit."""
+    policy = Allotment.of(policy)  # a bare Policy has no shares taken out: none were
     window = (f"{policy.budget_set:,} set, cut to fit the model's {policy.window:,}-token window"
               if policy.window and policy.budget_set else "")
     if policy.history_budget == policy.budget:
