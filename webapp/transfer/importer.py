@@ -5,7 +5,7 @@ A refusal names the turn and the field in one line, and nothing is written. A pl
 turn whose question is empty, so every turn still starts with one user message.
 """
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from pydantic import ValidationError
@@ -83,6 +83,7 @@ class Checked:
     label: str = ""  # how errors and progress name it: "conversation 3 ('Trip to Lyon')"
     updated_at: datetime | None = None  # its last message's time, when the file gives one
     left_out: int = 0  # messages on branches other than the active one, not imported
+    notes: list[str] = field(default_factory=list)  # what was read otherwise than written, in words
     source: str = ""  # its id in the app it came from ("chatgpt:…"): sources.py
 
 
