@@ -395,7 +395,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
         click.echo(f"Created customer {user.email} in the shop {user.tenant.slug!r}.")
     for line in result.skipped + result.notes:
         click.echo(line, err=True)
-    if len(conversations) == 1 and not (result.skipped or result.already):
+    if len(conversations) == 1 and not (result.skipped or result.already or result.left_out):
         conversation = conversations[0]
         click.echo(f"Imported {plural(conversation.turn_count, 'turn')} as conversation: {conversation.id}")
     else:
