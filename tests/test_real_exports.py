@@ -122,3 +122,12 @@ def test_a_chatbot_ui_export_is_refused_by_name_not_by_a_field(runner):
     result = runner.invoke(args=["import", str(REAL / "librechat_chatbotui_export.json")])
     assert result.exit_code == 1
     assert "a Chatbot UI export is not a format Nimbus reads yet" in result.output
+
+
+def test_axolotls_empty_answer_is_a_question_left_unanswered_not_an_empty_reply(runner):
+    (conversation,) = imported(runner, "axolotl_conversation_missingturns.json")
+    assert conversation.turn_count == 6
+    first, *rest = conversation.turns
+    assert first.question.startswith("how could i implement a minesweeper")
+    assert first.outcome == "unanswered" and [m["role"] for m in first.messages] == ["user"]
+    assert all(t.outcome != "unanswered" and t.answer.strip() for t in rest)

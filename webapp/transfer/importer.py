@@ -91,7 +91,8 @@ def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]
     """A transcript's (origin, message) pairs as turn records, and its system messages' texts.
 
     `origin` names the message in the file ("message 4"). Opening assistant messages get an
-    empty question; a system message becomes the conversation's instructions, not a turn."""
+    empty question; a system message becomes the conversation's instructions, not a turn; an
+    assistant message without words or calls is none, so its question stays unanswered."""
     records: list[dict] = []
     instructions: list[str] = []
     for origin, item in messages:
@@ -106,6 +107,9 @@ def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]
             if text.strip():
                 instructions.append(text.strip())
             continue
+        if message.role == "assistant" and not item.get("tool_calls") and \
+                not (item.get("content") or "").strip():
+            continue  # an empty reply (a training set's missing turn) is no answer
         if message.role == "user" or not records:
             records.append({"messages": [], "origins": []})
             if message.role != "user":
