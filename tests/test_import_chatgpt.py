@@ -104,3 +104,12 @@ def test_a_result_without_any_call_gets_no_invented_call_and_is_counted(alex):
     result = batch.import_files([("c.json", json.dumps([record]).encode())], alex)
     assert result.notes == ["'Chat': left out 1 tool result the export shows "
                             "without the call that asked for it"]
+
+
+def test_an_archived_chatgpt_conversation_comes_in_archived(alex):
+    from webapp.extensions import db
+    from webapp.models import Conversation
+    record = chat(node("q", None, "user", ["Old question"]), node("a", "q", "assistant", ["Yes."]))
+    record["is_archived"] = True
+    (one,) = batch.import_files([("c.json", json.dumps([record]).encode())], alex).conversations
+    assert db.session.get(Conversation, one.id).archived_at is not None

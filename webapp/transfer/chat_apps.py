@@ -155,6 +155,7 @@ def chatgpt(record: dict, label: str) -> Checked:
     checked.left_out = sum(1 for node_id, node in mapping.items() if node_id not in on_branch
                            and shown(node))
     checked.notes = notes
+    checked.archived = record.get("is_archived") is True
     checked.source = source_key("chatgpt", record.get("conversation_id") or record.get("id"))
     return checked
 

@@ -84,6 +84,8 @@ class Checked:
     updated_at: datetime | None = None  # its last message's time, when the file gives one
     left_out: int = 0  # messages on branches other than the active one, not imported
     notes: list[str] = field(default_factory=list)  # what was read otherwise than written, in words
+    pinned: bool = False  # the app showed it pinned (Open WebUI's `pinned`)
+    archived: bool = False  # the app had archived it (Open WebUI's `archived`, ChatGPT's `is_archived`)
     source: str = ""  # its id in the app it came from ("chatgpt:…"): sources.py
 
 
@@ -253,6 +255,11 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
     # The sidebar files a conversation by its last activity: the file's, not the import's.
     dates = [checked.updated_at, *(t.created_at for t in turns), created]
     conversation.updated_at = max((d for d in dates if d), default=now)
+    # Where the app kept it: archived, or pinned (never both here, as in the sidebar's menus).
+    if checked.archived:
+        conversation.archived_at = conversation.updated_at
+    elif checked.pinned:
+        conversation.pinned_at = conversation.updated_at
     return conversation, rows
 
 
