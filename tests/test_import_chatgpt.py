@@ -113,3 +113,11 @@ def test_an_archived_chatgpt_conversation_comes_in_archived(alex):
     record["is_archived"] = True
     (one,) = batch.import_files([("c.json", json.dumps([record]).encode())], alex).conversations
     assert db.session.get(Conversation, one.id).archived_at is not None
+
+
+def test_the_upload_page_shows_the_note_beside_the_summary(guest):
+    from .test_transfer_views import upload
+    page = upload(guest, DATA / "chatgpt" / "current_node_gone.json").text
+    notes = page.split('id="import-notes"')[1].split("</div>")[0]
+    assert "current_node &#39;gone&#39; is not in the file: imported its newest branch" in notes
+    assert "left out 2 messages on other branches" in page
