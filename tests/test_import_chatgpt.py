@@ -121,3 +121,9 @@ def test_the_upload_page_shows_the_note_beside_the_summary(guest):
     notes = page.split('id="import-notes"')[1].split("</div>")[0]
     assert "current_node &#39;gone&#39; is not in the file: imported its newest branch" in notes
     assert "left out 2 messages on other branches" in page
+
+
+def test_the_upload_page_counts_each_conversations_turns_in_words(guest):
+    from .test_transfer_views import upload
+    page = upload(guest, DATA / "chatgpt" / "current_node_gone.json").text
+    assert "· 2 turns ·" in page and "· 1 turn ·" in page and "turn(s)" not in page
