@@ -6,7 +6,7 @@ turn a Python tool call with its output and every fifth conversation an edited (
 branch, then runs the import command on a fresh SQLite database, as a user would. Prints the
 file's size and the time of each phase; the figure is turns imported per second and the total
 against the 10 s the issue allows. With --broken P, P % of the conversations are records real
-exports hold that cannot be read (no mapping, an empty mapping, a missing node): the command
+exports hold that cannot be read (no mapping, an empty mapping, a root alone): the command
 imports the rest, one transaction each, and names each one skipped.
 
     python bench/import_chatgpt.py [--turns 10000] [--conversations 100] [--words 300] [--broken 1]
@@ -76,6 +76,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--words", type=int, default=300)
+    parser.add_argument("--allowed", type=float, default=10.0,
+                        help="seconds the import may take (the issue: 10 s for 10,000 turns, "
+                             "60 s for 10,000 conversations with 1 %% broken)")
     parser.add_argument("--broken", type=float, default=0.0,
                         help="percent of conversations that cannot be read")
     args = parser.parse_args()
@@ -92,8 +95,10 @@ def main() -> None:
             del records[n]["mapping"]
         elif kind == 1:
             records[n]["mapping"] = {}
-        else:
-            records[n]["current_node"] = "gone"
+        else:  # a chat opened and left: its tree holds the root alone
+            records[n]["mapping"] = {"root": {"id": "root", "message": None, "parent": None,
+                                              "children": []}}
+            records[n]["current_node"] = "root"
     with open(path, "w") as handle:
         json.dump(records, handle)
     size = os.path.getsize(path)
@@ -120,7 +125,8 @@ def main() -> None:
         # The command itself, with its progress bar, on a second copy of the data.
         runner = app.test_cli_runner()
         cli_started = time.perf_counter()
-        result = runner.invoke(args=["import", path])
+        # Into another customer's account: the demo user's retry would skip every conversation.
+        result = runner.invoke(args=["import", path, "--user", "bench-cli@example.com"])
         cli_seconds = time.perf_counter() - cli_started
         assert result.exit_code == 0, result.output
         summary = next(line for line in result.stdout.splitlines() if line.startswith("Imported"))
@@ -133,7 +139,8 @@ def main() -> None:
     if broken:
         print(f"  {len(broken)} unreadable records skipped, each named; the command said: {summary}")
     print(f"import of {stored:,} ChatGPT turns: {total:.2f} s ({stored / total:,.0f} turns/s, "
-          f"{total / 10:.0%} of the 10 s allowed; {cpu:.2f} s of CPU); `flask import` with its progress bar: "
+          f"{total / args.allowed:.0%} of the {args.allowed:g} s allowed; {cpu:.2f} s of CPU); "
+          "`flask import` with its progress bar: "
           f"{cli_seconds:.2f} s")
 
 

@@ -35,6 +35,16 @@ def test_the_active_branch_is_the_path_to_the_latest_leaf():
                               ("Second question", "Second answer")]
 
 
+def test_the_leaf_the_conversation_names_current_is_its_branch_even_if_older():
+    named = {**RETRIED, "current_leaf_message_uuid": "a1"}  # the person went back to it
+    assert turns(named) == [("First question", "Abandoned answer")]
+
+
+def test_a_current_leaf_the_file_does_not_hold_falls_back_to_the_latest():
+    named = {**RETRIED, "current_leaf_message_uuid": "gone"}
+    assert turns(named)[-1] == ("Second question", "Second answer")
+
+
 def test_no_abandoned_answer_lands_in_a_turn():
     assert all("Abandoned" not in (a or "") for _, a in turns(RETRIED))
 

@@ -90,8 +90,6 @@ def test_an_imported_conversation_shows_its_fates_in_the_viewer(runner, guest):
 
 
 MALFORMED = {
-    "chatgpt_missing_node.json": "conversation 1 ('Refund for a late parcel'), mapping: node 'gone'"
-                                 " is missing from the tree",
     "chatgpt_bad_time.json": "conversation 2 ('Sourdough starter'), message ans, create_time: "
                              "expected seconds since 1970",
     "claude_unknown_sender.json": "conversation 2, message 2, sender: unknown sender 'bot'",

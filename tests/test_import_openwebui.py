@@ -61,3 +61,19 @@ def test_the_full_export_with_meta_pinned_archived_imports():
     record = chat(node("q", None, "user", "Hi"), node("a", "q", "assistant", "Hello"))
     record.update({"meta": {"tags": ["x"]}, "pinned": True, "archived": False})
     assert [m["content"] for m in said(record)] == ["Hi", "Hello"]
+
+
+def test_a_pinned_chat_comes_in_pinned_and_an_archived_one_archived(alex):
+    import json
+    from webapp.transfer import batch
+    pinned = chat(node("q", None, "user", "Hi"), node("a", "q", "assistant", "Hello"))
+    archived = chat(node("q", None, "user", "Old"), node("a", "q", "assistant", "Done"))
+    pinned.update({"id": "one", "pinned": True, "archived": False})
+    archived.update({"id": "two", "pinned": False, "archived": True})
+    raw = json.dumps([pinned, archived]).encode()
+    from webapp.extensions import db
+    from webapp.models import Conversation
+    first, second = (db.session.get(Conversation, one.id) for one in batch.import_files(
+        [("c.json", raw)], alex).conversations)
+    assert first.pinned_at and not first.archived_at
+    assert second.archived_at and not second.pinned_at

@@ -101,3 +101,33 @@ def test_librechats_open_webui_fixture_keeps_the_answer_and_the_tool_call_not_th
     assert (call["name"], call["arguments"]) == ("get_weather", {"city": "Paris"})
     assert [m["content"] for m in second.turns[0].messages if m["role"] == "tool"] == ["Paris: 18C, rain"]
     assert (third.turns[0].question, third.turns[0].answer) == ("Hello", "Hi there!")
+
+
+def test_librechats_tree_export_imports_the_latest_branch_and_counts_the_other_five(runner):
+    output = run(runner, "import", str(REAL / "librechat_tree_export.json"))
+    assert "left out 5 messages on other branches" in output
+    (conversation,) = [db.session.get(Conversation, line.split()[0])
+                       for line in output.splitlines() if line.startswith("  ")]
+    # No message below the first answer has a time: the latest leaf is the last in the file,
+    # the "lol" branch; "thanks", its two answers, and what followed the second are left out.
+    assert [t.question for t in conversation.turns] == [
+        "How do I use source venv/bin/activate?\nbash: venv/bin/activate: No such file or "
+        "directory", "lol"]
+    assert conversation.turns[1].answer.startswith("It looks like you might have been amused")
+    said = " ".join(stored_texts([conversation]))
+    assert "thanks" not in said and "Happy coding" not in said and "Good luck" not in said
+
+
+def test_a_chatbot_ui_export_is_refused_by_name_not_by_a_field(runner):
+    result = runner.invoke(args=["import", str(REAL / "librechat_chatbotui_export.json")])
+    assert result.exit_code == 1
+    assert "a Chatbot UI export is not a format Nimbus reads yet" in result.output
+
+
+def test_axolotls_empty_answer_is_a_question_left_unanswered_not_an_empty_reply(runner):
+    (conversation,) = imported(runner, "axolotl_conversation_missingturns.json")
+    assert conversation.turn_count == 6
+    first, *rest = conversation.turns
+    assert first.question.startswith("how could i implement a minesweeper")
+    assert first.outcome == "unanswered" and [m["role"] for m in first.messages] == ["user"]
+    assert all(t.outcome != "unanswered" and t.answer.strip() for t in rest)

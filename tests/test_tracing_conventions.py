@@ -14,6 +14,7 @@ from webapp import tracing
 from webapp.llm import profile
 
 from .fakes.openai_server import FakeOpenAIServer
+from . import semconv
 from .support import ask, sse_events
 
 SCHEMAS = Path(__file__).parent / "data" / "otel"
@@ -114,3 +115,110 @@ def test_a_failed_reply_names_the_clients_error_on_its_span_and_its_root(otel, g
     assert root.status.status_code.name == "ERROR"
     duration = points(reader)["gen_ai.client.operation.duration"]
     assert duration[0].attributes["error.type"] == "openai.InternalServerError"
+
+
+# What an OTLP receiver gets, decoded and held to the conventions' YAML model (tests/semconv.py).
+SPAN_GROUPS = {"chat": "span.gen_ai.inference.client", "invoke_agent":
+               "span.gen_ai.invoke_agent.internal", "execute_tool": "span.gen_ai.execute_tool.internal"}
+
+
+@pytest.fixture
+def receiver(app):
+    from .fakes import otlp_collector
+    from .fakes.otlp_collector import Collector
+    server = otlp_collector.start()
+    app.config["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{server.server_port}"
+    app.config["NIMBUS_OTEL_CAPTURE_CONTENT"] = True
+    tracing.init_app(app)  # as create_app does with the variable set
+    yield Collector
+    tracing.shutdown(app)
+    app.extensions[tracing.EXTENSION] = None
+    server.shutdown()
+    server.server_close()
+
+
+def received(app, collector) -> tuple[list, list]:
+    """(span, its attributes) and (metric, its points' attributes) the receiver decoded."""
+    assert tracing.flush(app)
+    spans = [(span, semconv.otlp_attributes(span.attributes))
+             for path, _, request in collector.received if path.endswith("/v1/traces")
+             for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
+    requests = [r for path, _, r in collector.received if path.endswith("/v1/metrics")]
+    metrics = [(metric, [semconv.otlp_attributes(p.attributes)
+                         for p in getattr(metric, metric.WhichOneof("data")).data_points])
+               for request in requests[-1:] for rm in request.resource_metrics
+               for sm in rm.scope_metrics for metric in sm.metrics]
+    return spans, metrics
+
+
+def broken_rules(spans, metrics, failed: bool = False) -> list[str]:
+    """Every place the received telemetry breaks the conventions; empty when it keeps them."""
+    out = []
+    for span, attributes in spans:
+        kind = span.name.split(" ", 1)[0]
+        group = "span.openai.inference.client" if kind == "chat" and \
+            attributes.get("gen_ai.provider.name") == "openai" else SPAN_GROUPS[kind]
+        span_failed = span.status.code == span.status.STATUS_CODE_ERROR
+        out += [f"{span.name}: {p}" for p in semconv.problems(
+            group, attributes, failed=span_failed, streaming=kind == "chat")]
+    for metric, points in metrics:
+        out += semconv.metric_problems(metric.name, metric.WhichOneof("data"), metric.unit)
+        for attributes in points:
+            out += [f"{metric.name}: {p}" for p in semconv.problems(
+                f"metric.{metric.name}", attributes, failed="error.type" in attributes)]
+    if failed:
+        assert any(s.status.code == s.status.STATUS_CODE_ERROR for s, _ in spans)
+    return out
+
+
+def test_a_streamed_web_reply_reaches_an_otlp_receiver_as_the_conventions_ask(
+        receiver, app, guest, server):
+    server.script({"text": "It shipped on Monday.", "usage": {"prompt_tokens": 900,
+                                                             "completion_tokens": 6}})
+    assert "shipped on Monday" in dict(sse_events(stream_reply(guest, "Where is #1041?")))["done"]
+    spans, metrics = received(app, receiver)
+    assert sorted(s.name.split(" ")[0] for s, _ in spans) == ["chat", "invoke_agent"]
+    assert {m.name for m, _ in metrics} == {"gen_ai.client.operation.duration",
+                                            "gen_ai.client.token.usage",
+                                            "gen_ai.client.operation.time_to_first_chunk"}
+    assert broken_rules(spans, metrics) == []
+
+
+def test_a_failed_reply_reaches_an_otlp_receiver_as_the_conventions_ask(
+        receiver, app, guest, server):
+    server.script({"status": 500, "error": "the model crashed"})
+    stream_reply(guest, "Where is order #1041?")
+    spans, metrics = received(app, receiver)
+    assert broken_rules(spans, metrics, failed=True) == []
+    (duration,) = [points for m, points in metrics if m.name == "gen_ai.client.operation.duration"]
+    assert [p["error.type"] for p in duration] == ["openai.InternalServerError"]
+
+
+def test_the_in_process_reply_with_a_tool_keeps_the_conventions_too(receiver, app, alex):
+    ask(alex, REFUND)  # what flask ask runs: the offline model, a tool call, then the answer
+    spans, metrics = received(app, receiver)
+    assert sorted(s.name.split(" ")[0] for s, _ in spans) == [
+        "chat", "chat", "execute_tool", "invoke_agent"]
+    assert broken_rules(spans, metrics) == []
+
+
+def test_the_rules_catch_what_they_are_for():
+    assert semconv.problems("span.gen_ai.inference.client", {"gen_ai.operation.name": "chat"},
+                            streaming=True) == [
+        "gen_ai.provider.name is required",
+        "gen_ai.request.stream is set if and only if the request streams"]
+    assert semconv.problems("span.openai.inference.client", {
+        "gen_ai.operation.name": "chat", "gen_ai.request.stream": True}, streaming=True,
+        failed=True) == ["gen_ai.request.model is required",
+                         "error.type is required: the operation ended in an error"]
+    assert semconv.problems("span.gen_ai.execute_tool.internal", {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t",
+        "gen_ai.tool.call.id": 7}) == [
+        "gen_ai.tool.call.id should be string, got int"]
+    assert semconv.problems("metric.gen_ai.client.token.usage", {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+        "gen_ai.token.type": "input", "gen_ai.usage.tokens": 3}) == [
+        "gen_ai.usage.tokens is no attribute of the conventions' registry"]
+    assert semconv.metric_problems("gen_ai.client.token.usage", "sum", "tokens") == [
+        "gen_ai.client.token.usage: instrument 'sum', the conventions say 'histogram'",
+        "gen_ai.client.token.usage: unit 'tokens', the conventions say '{token}'"]

@@ -380,6 +380,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
                                show_pos=True) as bar:
             if strict:
                 result = ImportResult(list(map(Imported.of, import_all(checked, user, bar.update))))
+                result.count(checked)
             else:
                 result = import_each(checked, user, bar.update)
         result.skipped[:0] = skipped
@@ -393,9 +394,9 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
         raise click.ClickException(f"refused, nothing imported: {error}") from None
     if created:
         click.echo(f"Created customer {user.email} in the shop {user.tenant.slug!r}.")
-    for line in result.skipped:
+    for line in result.skipped + result.notes:
         click.echo(line, err=True)
-    if len(conversations) == 1 and not (result.skipped or result.already):
+    if len(conversations) == 1 and not (result.skipped or result.already or result.left_out):
         conversation = conversations[0]
         click.echo(f"Imported {plural(conversation.turn_count, 'turn')} as conversation: {conversation.id}")
     else:

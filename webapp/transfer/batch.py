@@ -34,9 +34,15 @@ class ImportResult:
     conversations: list[Imported] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "conversation 3 (…): … — skipped"
     left_out: int = 0  # messages on inactive branches (retries, edits) not imported
+    notes: list[str] = field(default_factory=list)  # a conversation read otherwise than written
     already: int = 0  # conversations the owner had imported before (or twice in the files)
     withheld: str = ""  # what a staff import was not allowed to write, in words
     personal: dict = field(default_factory=dict)  # {"instructions": n, "memories": n} written
+
+    def count(self, stored: list) -> None:
+        """Add what the stored conversations left out and the notes on how they were read."""
+        self.left_out += sum(one.left_out for one in stored)
+        self.notes += [line for one in stored for line in one.notes]
 
     @property
     def turns(self) -> int:
@@ -97,7 +103,7 @@ def import_each(checked: list[Checked], user: User, progress=None) -> ImportResu
         for start in range(0, len(checked), WRITE_BATCH):
             batch = checked[start:start + WRITE_BATCH]
             result.conversations += map(Imported.of, write_many(batch, user))
-            result.left_out += sum(one.left_out for one in batch)
+            result.count(batch)
             db.session.commit()
             if progress:
                 progress(sum(len(one.turns) for one in batch))
@@ -123,8 +129,8 @@ def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
                     f"customer's instructions and memories.")
         counts = dict.fromkeys(counts, 0)
     if strict:
-        result = ImportResult(list(map(Imported.of, import_all(checked, user))), skipped,
-                              sum(one.left_out for one in checked))
+        result = ImportResult(list(map(Imported.of, import_all(checked, user))), skipped)
+        result.count(checked)
     else:
         result = import_each(checked, user)
         result.skipped[:0] = skipped

@@ -7,8 +7,9 @@ from .importer import InvalidImport
 
 
 def latest_leaf_path(nodes: list[dict], id_key: str, parent_key: str, time_key: str,
-                     where: str = "the conversation") -> list[dict]:
-    """The nodes from the root to the latest leaf (by time, then file order); a cycle ends it."""
+                     where: str = "the conversation", current=None) -> list[dict]:
+    """The nodes from the root to `current` when the file names one it holds, else to the
+    latest leaf (by time, then file order); a cycle ends it."""
     for key in (id_key, parent_key):
         odd = next((m[key] for m in nodes if not isinstance(m.get(key), (str, int, type(None)))),
                    None)
@@ -19,7 +20,8 @@ def latest_leaf_path(nodes: list[dict], id_key: str, parent_key: str, time_key: 
     parents = {m.get(parent_key) for m in nodes}
     order = {id(m): i for i, m in enumerate(nodes)}
     leaves = [m for m in nodes if m.get(id_key) not in parents] or nodes
-    leaf = max(leaves, key=lambda m: (str(m.get(time_key) or ""), order[id(m)]))
+    leaf = by_id.get(current) if isinstance(current, (str, int)) else None
+    leaf = leaf or max(leaves, key=lambda m: (str(m.get(time_key) or ""), order[id(m)]))
     path, seen = [], set()
     while leaf is not None and id(leaf) not in seen:
         seen.add(id(leaf))

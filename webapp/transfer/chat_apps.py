@@ -6,15 +6,18 @@ last is the branch from the current node back to the root, which is what is impo
 from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
-from .parts import marker, part_text
+from .parts import marker, part_text, short_name
 from .citations import cited
 from .sources import source_key
 
 NO_RESULT = "no result in the exported file"
 
 
-def branch(nodes: dict, current, parent_key: str, where: str) -> list[tuple[str, dict]]:
-    """(id, node) from the root to `current`, following each node's parent."""
+def branch(nodes: dict, current, parent_key: str, where: str,
+           cut: list[str] | None = None) -> list[tuple[str, dict]]:
+    """(id, node) from the root to `current`, following each node's parent. A parent missing
+    from the file refuses the conversation, or, given `cut`, starts the branch there and adds
+    a line saying so to it."""
     path, seen = [], set()
     while current is not None:
         if not isinstance(current, (str, int)):
@@ -25,7 +28,11 @@ def branch(nodes: dict, current, parent_key: str, where: str) -> list[tuple[str,
         seen.add(current)
         node = nodes.get(current) if isinstance(current, str) else None
         if not isinstance(node, dict):
-            raise InvalidImport(f"{where}: node {str(current)[:40]!r} is missing from the tree")
+            if cut is None or not path:
+                raise InvalidImport(f"{where}: node {str(current)[:40]!r} is missing from the tree")
+            cut.append(f"{where.rsplit(', ', 1)[0]}: the messages before node "
+                       f"{str(path[-1][0])[:40]!r} are not in the file: imported from there")
+            break
         path.append((current, node))
         current = node.get(parent_key)
     return path[::-1]
@@ -63,13 +70,20 @@ def chatgpt(record: dict, label: str) -> Checked:
     title = record.get("title")
     label = named(label, title) or "the conversation"
     mapping = field(record, "mapping", dict, label)
-    current = record.get("current_node")
+    current, notes = record.get("current_node"), []
+    if isinstance(current, (str, int)) and current not in mapping:
+        # A cut-down export (LibreChat's importer reads these too): take what is there.
+        notes.append(f"{label}: its current_node {str(current)[:40]!r} is not in the file: "
+                     "imported its newest branch")
+        current = None
     if current is None:  # very old exports: the newest leaf
-        leaves = [k for k, n in mapping.items() if isinstance(n, dict) and not n.get("children")]
-        current = leaves[-1] if leaves else None
+        current = newest_leaf(mapping)
+    path = branch(mapping, current, "parent", f"{label}, mapping", cut=notes)
     pairs: list[tuple[str, dict]] = []
     open_calls: list[dict] = []
-    for node_id, node in branch(mapping, current, "parent", f"{label}, mapping"):
+    results: dict[str, dict] = {}  # this turn's answered calls: id → their tool message
+    uncalled = 0
+    for node_id, node in path:
         message = node.get("message")
         if message is None:
             continue  # the root
@@ -90,6 +104,8 @@ def chatgpt(record: dict, label: str) -> Checked:
         text = chatgpt_text(content, where)
         if text is not None and role == "assistant":
             text = cited(text, metadata)
+        if text is not None and role == "user":
+            text = with_attachments(text, metadata.get("attachments"))
         if text is None or metadata.get("is_visually_hidden_from_conversation") and role != "tool":
             continue
         if role == "system":
@@ -109,22 +125,83 @@ def chatgpt(record: dict, label: str) -> Checked:
             name = str(author.get("name") or "tool")[:200]
             call = next((c for c in reversed(open_calls) if c["name"] == name), None) or \
                 (open_calls[-1] if open_calls else None)
-            if call is None:  # a result the export shows without its call (browsing, actions)
-                call = {"id": f"call_{node_id}"[:200], "name": name, "arguments": {}}
-                pairs.append((where, {"role": "assistant", "content": "", "tool_calls": [call]}))
-            else:
-                open_calls.remove(call)
-            pairs.append((where, {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
-                                  "content": text}))
+            if call is None:
+                # A step's further results (browsing's mclick quotes one page per message)
+                # belong to the call that asked for them; a result with no call at all was no
+                # call of this conversation's, and none is invented for it.
+                earlier = next((m for m in reversed(results.values()) if m["name"] == name), None)
+                if earlier is not None:
+                    earlier["content"] = "\n\n".join(filter(None, (earlier["content"], text)))
+                else:
+                    uncalled += 1
+                continue
+            open_calls.remove(call)
+            result = {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
+                      "content": text}
+            results[call["id"]] = result
+            pairs.append((where, result))
         else:
             raise InvalidImport(f"{where}, author.role: unknown role {str(role)[:20]!r}")
         if role == "user":
             open_calls.clear()
+            results.clear()
+    if uncalled:
+        notes.append(f"{label}: left out {uncalled} tool result{'s' if uncalled > 1 else ''} "
+                     "the export shows without the call that asked for it")
     created = epoch(record.get("create_time"), f"{label}, create_time")
     checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
                                else None, created_at=iso(created))
+    on_branch = {node_id for node_id, _ in path}
+    checked.left_out = sum(1 for node_id, node in mapping.items() if node_id not in on_branch
+                           and shown(node))
+    checked.notes = notes
+    checked.archived = record.get("is_archived") is True
     checked.source = source_key("chatgpt", record.get("conversation_id") or record.get("id"))
     return checked
+
+
+def newest_leaf(mapping: dict):
+    """The leaf written last (by its message's time, then file order); None for no leaf."""
+    leaves = [(i, k, n) for i, (k, n) in enumerate(mapping.items())
+              if isinstance(n, dict) and not n.get("children")]
+    if not leaves:
+        return None
+
+    def written(leaf):
+        message = leaf[2].get("message")
+        when = message.get("create_time") if isinstance(message, dict) else None
+        return (when if isinstance(when, (int, float)) else 0, leaf[0])
+    return max(leaves, key=written)[1]
+
+
+def shown(node) -> bool:
+    """Whether a node off the branch held a message the person saw (a retry, an edit)."""
+    message = node.get("message") if isinstance(node, dict) else None
+    if not isinstance(message, dict):
+        return False
+    metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    author = message.get("author") if isinstance(message.get("author"), dict) else {}
+    return author.get("role") in ("user", "assistant") and \
+        not metadata.get("is_visually_hidden_from_conversation")
+
+
+def with_attachments(text: str, attachments) -> str:
+    """A question with its uploads named: an image part's marker takes the attachment's file
+    name in place of its asset id, and an upload no part shows gets a marker of its own."""
+    extra = []
+    for attachment in attachments if isinstance(attachments, list) else []:
+        if not isinstance(attachment, dict):
+            continue
+        name = attachment.get("name")
+        ident = attachment.get("id")
+        if not isinstance(name, str) or not name.strip():
+            name = None
+        if isinstance(ident, str) and ident and f": {ident}]" in text:
+            text = text.replace(f": {ident}]", f": {short_name(name)}]") if name else text
+            continue
+        kind = "image" if str(attachment.get("mime_type", "")).startswith("image/") else "file"
+        extra.append(marker(kind, {"name": name} if name else {}))
+    return "\n".join(filter(None, (text, *extra)))
 
 
 def arguments(text: str, where: str) -> dict:

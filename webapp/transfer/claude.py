@@ -29,12 +29,13 @@ def claude_time(value, where: str):
         raise InvalidImport(f"{where}: {error}") from None
 
 
-def active_branch(messages: list, label: str) -> list:
-    """The messages from the root to the latest leaf; all of them when none names a parent."""
+def active_branch(messages: list, label: str, current=None) -> list:
+    """The messages from the root to `current` (the API's and its exporters'
+    current_leaf_message_uuid) or else to the latest leaf; all of them when none names a parent."""
     nodes = [m for m in messages if isinstance(m, dict)]
     if len(nodes) != len(messages) or not any(m.get("parent_message_uuid") for m in nodes):
         return messages
-    return latest_leaf_path(nodes, "uuid", "parent_message_uuid", "created_at", label)
+    return latest_leaf_path(nodes, "uuid", "parent_message_uuid", "created_at", label, current)
 
 
 def claude(record: dict, label: str) -> Checked:
@@ -42,7 +43,7 @@ def claude(record: dict, label: str) -> Checked:
     title = record.get("name")
     label = named(label, title) or "the conversation"
     messages = field(record, "chat_messages", list, label)
-    branch = active_branch(messages, label)
+    branch = active_branch(messages, label, record.get("current_leaf_message_uuid"))
     pairs: list[tuple[str, dict]] = []
     position = {id(m): i for i, m in enumerate(messages)}
     for message in branch:

@@ -5,7 +5,7 @@ A refusal names the turn and the field in one line, and nothing is written. A pl
 turn whose question is empty, so every turn still starts with one user message.
 """
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from pydantic import ValidationError
@@ -83,6 +83,9 @@ class Checked:
     label: str = ""  # how errors and progress name it: "conversation 3 ('Trip to Lyon')"
     updated_at: datetime | None = None  # its last message's time, when the file gives one
     left_out: int = 0  # messages on branches other than the active one, not imported
+    notes: list[str] = field(default_factory=list)  # what was read otherwise than written, in words
+    pinned: bool = False  # the app showed it pinned (Open WebUI's `pinned`)
+    archived: bool = False  # the app had archived it (Open WebUI's `archived`, ChatGPT's `is_archived`)
     source: str = ""  # its id in the app it came from ("chatgpt:…"): sources.py
 
 
@@ -90,7 +93,8 @@ def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]
     """A transcript's (origin, message) pairs as turn records, and its system messages' texts.
 
     `origin` names the message in the file ("message 4"). Opening assistant messages get an
-    empty question; a system message becomes the conversation's instructions, not a turn."""
+    empty question; a system message becomes the conversation's instructions, not a turn; an
+    assistant message without words or calls is none, so its question stays unanswered."""
     records: list[dict] = []
     instructions: list[str] = []
     for origin, item in messages:
@@ -105,6 +109,9 @@ def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]
             if text.strip():
                 instructions.append(text.strip())
             continue
+        if message.role == "assistant" and not item.get("tool_calls") and \
+                not (item.get("content") or "").strip():
+            continue  # an empty reply (a training set's missing turn) is no answer
         if message.role == "user" or not records:
             records.append({"messages": [], "origins": []})
             if message.role != "user":
@@ -248,6 +255,11 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
     # The sidebar files a conversation by its last activity: the file's, not the import's.
     dates = [checked.updated_at, *(t.created_at for t in turns), created]
     conversation.updated_at = max((d for d in dates if d), default=now)
+    # Where the app kept it: archived, or pinned (never both here, as in the sidebar's menus).
+    if checked.archived:
+        conversation.archived_at = conversation.updated_at
+    elif checked.pinned:
+        conversation.pinned_at = conversation.updated_at
     return conversation, rows
 
 

@@ -55,6 +55,7 @@ def openwebui(record: dict, label: str) -> Checked:
     checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
                                else None, created_at=iso(created))
     checked.left_out = left_out
+    checked.pinned, checked.archived = record.get("pinned") is True, record.get("archived") is True
     checked.source = source_key("openwebui", record.get("id") or chat.get("id"))
     return checked
 
