@@ -40,7 +40,7 @@ DEFAULTS = {
     "NIMBUS_DELETE_UNDO_SECONDS": 15,  # a deleted conversation can be restored for this long
     "NIMBUS_OFFLINE_WORDS_PER_SECOND": 12.0,  # offline model's pace; 0 = all at once (tests)
     # OpenTelemetry traces of each reply (webapp/tracing.py): off unless an OTLP/HTTP endpoint is set
-    "NIMBUS_IMPORT_MAX_BYTES": 64_000_000,  # one browser upload at /import (a ChatGPT export is tens of MB)
+    "NIMBUS_IMPORT_MAX_BYTES": 64_000_000,  # one account's upload at /import (a ChatGPT export is tens of MB)
     "OTEL_EXPORTER_OTLP_ENDPOINT": None,  # e.g. http://localhost:4318 (Jaeger, Langfuse, Phoenix)
     "NIMBUS_OTEL_CAPTURE_CONTENT": False,  # also put the messages' text on the spans
     "NIMBUS_LOG_LEVEL": "INFO",  # Nimbus's own log lines (webapp.*) from this level, timestamped
@@ -89,6 +89,8 @@ DEFAULTS = {
     "NIMBUS_RATE_LIMIT_SHARES_PER_IP": "60/minute",
     "NIMBUS_RATE_LIMIT_FEEDBACK_PER_SESSION": "30/minute;300/hour",  # thumbs and comments
     "NIMBUS_RATE_LIMIT_FEEDBACK_PER_IP": "300/minute",
+    "NIMBUS_RATE_LIMIT_IMPORTS_PER_SESSION": "5/minute;30/hour",  # uploads at /import
+    "NIMBUS_RATE_LIMIT_IMPORTS_PER_IP": "10/minute;60/hour",
     "NIMBUS_RATE_LIMIT_SIGN_IN_PER_IP": "10/minute;100/hour",  # failed sign-ins, any account
     "NIMBUS_RATE_LIMIT_SIGN_UP_PER_IP": "10/minute;50/hour",  # sign-up forms sent
     "NIMBUS_RATE_LIMIT_GUESTS_PER_IP": "20/minute;200/hour",  # new browsers (each makes a guest)

@@ -24,6 +24,7 @@ WRITES = {
     "chat.share_conversation": "shares",  # each link is an audit row: no floods of them
     "shares.create": "shares",
     "chat.give_feedback": "feedback",
+    "transfer.upload": "imports",  # each parses a file and writes many rows
 }
 # endpoint -> (kind, methods counted, count only answers with this status or every one)
 PER_ADDRESS = {
@@ -37,6 +38,7 @@ MESSAGES = {
     "memory": "That is a lot of memory changes at once. Please wait a moment and try again.",
     "shares": "That is a lot of share links at once. Please wait a moment and try again.",
     "feedback": "That is a lot of feedback at once. Please wait a moment and try again.",
+    "imports": "That is a lot of imports at once. Please wait a moment and import again.",
     "sign_in": "Too many sign-in attempts from your address. Please wait a moment and try again.",
     "sign_up": "Too many sign-ups from your address. Please wait a moment and try again.",
     "share_opens": "Too many share links opened from your address. "

@@ -177,14 +177,15 @@ def import_all(checked: list[Checked], user: User, progress=None) -> list[Conver
 
 
 def queue_vectors(conversations: list[Conversation], config) -> bool:
-    """Similarity search needs the imported turns' and memories' vectors: made in batches in the
-    background; False when search is off and none are needed."""
+    """Similarity search needs the imported turns' and memories' vectors: one background job for
+    the whole import, in batches (a job per conversation was a queue commit each: 25,000 jobs for
+    one export); False when search is off and none are needed."""
     if not config.get("NIMBUS_MEMORY_SEARCH"):
         return False
-    from ..jobs import enqueue
-    from ..memories.jobs import embed_conversation_job
-    for conversation in conversations:
-        enqueue(embed_conversation_job, conversation.id)
+    if conversations:
+        from ..jobs import enqueue
+        from ..memories.jobs import embed_import_job
+        enqueue(embed_import_job, [conversation.id for conversation in conversations])
     return True
 
 
