@@ -73,6 +73,7 @@ DEFAULTS = {
     "NIMBUS_CONSOLE_PAGE_SIZE": 50,  # staff console: conversations per page
     "REDIS_URL": None,
     "NIMBUS_JOBS_DB": None,  # the SQLite file of the job queue (default: instance/jobs.db)
+    "NIMBUS_LIMITS_DB": None,  # without Redis, the SQLite file of rate-limit counts (default: instance/limits.db; "memory": per worker)
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
     "SESSION_COOKIE_SAMESITE": "Lax",
