@@ -94,7 +94,7 @@ DEFAULTS = {
     "NIMBUS_RATE_LIMIT_IMPORTS_PER_IP": "10/minute;60/hour",
     "NIMBUS_RATE_LIMIT_SIGN_IN_PER_IP": "10/minute;100/hour",  # failed sign-ins, any account
     "NIMBUS_RATE_LIMIT_SIGN_UP_PER_IP": "10/minute;50/hour",  # sign-up forms sent
-    "NIMBUS_RATE_LIMIT_GUESTS_PER_IP": "20/minute;200/hour",  # new browsers (each makes a guest)
+    "NIMBUS_RATE_LIMIT_GUESTS_PER_IP": "120/minute;1000/hour",  # guests stored (at a browser's first write)
     "NIMBUS_RATE_LIMIT_SHARE_OPENS_PER_IP": "60/minute;600/hour",  # /s/TOKEN pages, found or not
     "NIMBUS_PROXY_HOPS": 0,  # reverse proxies in front (their X-Forwarded-For is trusted)
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends
