@@ -68,10 +68,10 @@ def storage_uri(app) -> str:
     path = app.config.get("NIMBUS_LIMITS_DB")
     if path == "memory" or (path is None and app.config.get("TESTING")):
         return "memory://"
-    from . import shared_counts  # noqa: F401 (registers the nimbus-sqlite scheme)
+    from .shared_counts import SQLiteStorage  # its import registers its scheme with `limits`
     path = path or os.path.join(app.instance_path, "limits.db")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    return f"nimbus-sqlite://{os.path.abspath(path)}"
+    return f"{SQLiteStorage.STORAGE_SCHEME[0]}://{os.path.abspath(path)}"
 
 
 def init_app(app) -> None:
