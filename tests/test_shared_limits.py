@@ -1,5 +1,6 @@
 """Limits that hold on the default deployment (SQLite, no Redis, several workers): the lock-out
 and the per-address limits count in a file every worker opens, not in each worker's memory."""
+import multiprocessing
 import threading
 
 import pytest
@@ -59,3 +60,20 @@ def test_threads_racing_for_the_last_places_take_no_more_than_the_limit(tmp_path
     for thread in threads:
         thread.join()
     assert taken.count(True) == 25 and storage.get_moving_window("k", 25, 60)[1] == 25
+
+
+def take_places(path: str, tries: int, taken) -> None:
+    storage = SQLiteStorage(f"nimbus-sqlite://{path}")
+    taken.put(sum(storage.acquire_entry("k", 25, 60) for _ in range(tries)))
+
+
+def test_two_worker_processes_racing_for_the_last_places_take_no_more_than_the_limit(tmp_path):
+    context = multiprocessing.get_context("spawn")  # a worker process of its own, as gunicorn's
+    taken = context.Queue()
+    workers = [context.Process(target=take_places, args=(str(tmp_path / "limits.db"), 20, taken))
+               for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert taken.get(timeout=5) + taken.get(timeout=5) == 25

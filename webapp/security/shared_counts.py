@@ -4,6 +4,7 @@ the first 429 came at the 17th failure, not the 11th, and a locked-out password 
 other worker. A `limits` storage (moving windows and fixed counters), registered as
 `nimbus-sqlite:///path`, so Flask-Limiter and security/counters.py use it by its URI.
 """
+import os
 import sqlite3
 import threading
 import time
@@ -29,25 +30,34 @@ class SQLiteStorage(Storage, MovingWindowSupport):
     def __init__(self, uri: str, wrap_exceptions: bool = False, **_):
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
         self.path = uri.split("://", 1)[1]
-        self.local = threading.local()
+        # One connection per process, one statement at a time: under gevent a thread-local one
+        # would be a connection per request. A forked worker opens its own (`pid`).
+        self.lock = threading.RLock()
+        self.db, self.pid = None, None
         self.writes = 0
-        self.connection().executescript(SCHEMA)  # its own transaction
+        with self.lock:
+            self.connection().executescript(SCHEMA)  # its own transaction
 
     @property
     def base_exceptions(self):
         return sqlite3.Error
 
     def connection(self) -> sqlite3.Connection:
-        db = getattr(self.local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=5, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # counts, not records: no fsync per hit
-            self.local.db = db
-        return db
+        """This process's connection (the caller holds the lock)."""
+        if self.db is None or self.pid != os.getpid():
+            self.db = sqlite3.connect(self.path, timeout=5, isolation_level=None,
+                                      check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")  # counts, not records: no fsync per hit
+            self.pid = os.getpid()
+        return self.db
 
     def transaction(self):
-        return Transaction(self.connection())
+        return Transaction(self)
+
+    def read(self, sql: str, values: tuple):
+        with self.lock:
+            return self.connection().execute(sql, values).fetchone()
 
     def incr(self, key: str, expiry: float, amount: int = 1) -> int:
         now = time.time()
@@ -59,13 +69,12 @@ class SQLiteStorage(Storage, MovingWindowSupport):
             return db.execute("SELECT value FROM counts WHERE key = ?", (key,)).fetchone()[0]
 
     def get(self, key: str) -> int:
-        row = self.connection().execute("SELECT value FROM counts WHERE key = ? AND expires > ?",
-                                        (key, time.time())).fetchone()
+        row = self.read("SELECT value FROM counts WHERE key = ? AND expires > ?", (key, time.time()))
         return row[0] if row else 0
 
     def get_expiry(self, key: str) -> float:
-        row = self.connection().execute("SELECT expires FROM counts WHERE key = ? AND expires > ?",
-                                        (key, time.time())).fetchone()
+        row = self.read("SELECT expires FROM counts WHERE key = ? AND expires > ?",
+                        (key, time.time()))
         return row[0] if row else time.time()
 
     def clear(self, key: str) -> None:
@@ -83,7 +92,7 @@ class SQLiteStorage(Storage, MovingWindowSupport):
 
     def check(self) -> bool:
         try:
-            self.connection().execute("SELECT 1").fetchone()
+            self.read("SELECT 1", ())
             return True
         except sqlite3.Error:
             return False
@@ -103,9 +112,8 @@ class SQLiteStorage(Storage, MovingWindowSupport):
 
     def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
         now = time.time()
-        oldest, taken = self.connection().execute(
-            "SELECT min(at), count(*) FROM hits WHERE key = ? AND at >= ?",
-            (key, now - expiry)).fetchone()
+        oldest, taken = self.read("SELECT min(at), count(*) FROM hits WHERE key = ? AND at >= ?",
+                                  (key, now - expiry))
         return (oldest, taken) if taken else (now, 0)
 
     def swept(self, db: sqlite3.Connection, now: float) -> None:
@@ -117,14 +125,24 @@ class SQLiteStorage(Storage, MovingWindowSupport):
 
 
 class Transaction:
-    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on an error): the write lock is taken before reading."""
+    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on an error) under the process's lock: the file's
+    write lock is taken before reading, so no other worker counts in between."""
 
-    def __init__(self, db: sqlite3.Connection):
-        self.db = db
+    def __init__(self, storage: SQLiteStorage):
+        self.storage = storage
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
+        self.storage.lock.acquire()
+        try:
+            self.db = self.storage.connection()
+            self.db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.storage.lock.release()
+            raise
         return self.db
 
     def __exit__(self, kind, error, trace) -> None:
-        self.db.execute("ROLLBACK" if kind else "COMMIT")
+        try:
+            self.db.execute("ROLLBACK" if kind else "COMMIT")
+        finally:
+            self.storage.lock.release()
