@@ -8,6 +8,7 @@ every turn, as the chat page did before it showed only the newest page.
 Run: .venv/bin/python bench/chat_page.py
 """
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -83,7 +84,9 @@ def main() -> None:
             create_schema()
             seed_demo("demo")
         client = app.test_client()
-        client.get("/")  # a guest, as a browser gets on its first visit
+        page = client.get("/").text  # a browser's first visit: its guest is stored at its first write
+        client.environ_base["HTTP_X_CSRFTOKEN"] = re.search(r'csrf-token" content="([^"]+)"', page).group(1)
+        client.post("/messages", data={"message": ""})
         with client.session_transaction() as session:
             user_id = int(str(session["_user_id"]).partition(":")[0])  # Flask-Login's "id:token"
 

@@ -9,7 +9,7 @@ from webapp.database import create_schema
 from webapp.extensions import db
 
 from .postgres_support import new_database
-from .support import app_on, make_app
+from .support import app_on, make_app, open_as_guest
 
 
 @pytest.fixture(scope="session")
@@ -54,11 +54,8 @@ def sam(app):
 
 @pytest.fixture
 def guest(client):
-    """A browser's client: it opened the chat page, so it has a guest session and sends the CSRF token."""
-    page = client.get("/")
-    token = re.search(r'<meta name="csrf-token" content="([^"]+)"', page.text).group(1)
-    client.environ_base["HTTP_X_CSRFTOKEN"] = token
-    return client
+    """A browser's client: it opened the chat page and wrote once, so its guest is stored."""
+    return open_as_guest(client)
 
 
 @pytest.fixture

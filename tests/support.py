@@ -1,5 +1,6 @@
 """Helpers the tests share (plain functions; the fixtures live in conftest.py): the test app,
 running a turn or a command, reading a stream, installing a provider, waiting for replies."""
+import re
 from contextlib import contextmanager
 
 from webapp import create_app
@@ -54,6 +55,19 @@ def ask(user, question, conversation=None, provider=None):
     events = list(run_turn(turn, provider or OfflineModel()))
     answer = next(e.data["text"] for e in events if e.kind == "answer")
     return answer, conversation, events
+
+
+def open_as_guest(client):
+    """A new browser opens the chat page (so it sends the CSRF token) and writes once (an empty
+    message, answered 204), so its guest is stored: reading pages stores nobody."""
+    from .accounts_support import fresh_request_globals
+    fresh_request_globals()  # another client's token and user, cached in the shared app context
+    page = client.get("/")
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)"', page.text).group(1)
+    client.environ_base["HTTP_X_CSRFTOKEN"] = token
+    assert client.post("/messages", data={"message": ""}).status_code == 204
+    fresh_request_globals()
+    return client
 
 
 def guest_user(client):

@@ -128,19 +128,29 @@ def test_sign_ups_from_one_address_past_the_limit_get_429_and_create_nobody(limi
     assert count(User) == users
 
 
+def writer(app, ip: str, **environ):
+    """A new browser at `ip` that opened the chat page and is about to write (CSRF token in hand)."""
+    client = from_address(app, ip, **environ)
+    page = client.get("/")
+    assert page.status_code == 200
+    client.environ_base["HTTP_X_CSRFTOKEN"] = re.search(
+        r'csrf-token" content="([^"]+)"', page.text).group(1)
+    return client
+
+
 def test_guests_from_one_address_past_the_limit_create_no_rows(limited):
     app = limited(NIMBUS_RATE_LIMIT_GUESTS_PER_IP="3/minute")
-    kept = from_address(app, ATTACKER)
-    assert kept.get("/").status_code == 200  # a browser: it keeps its cookie
+    kept = writer(app, ATTACKER)
+    assert kept.post("/messages", data={"message": ""}).status_code == 204  # its guest is stored
     for _ in range(2):
-        assert from_address(app, ATTACKER).get("/").status_code == 200
+        assert writer(app, ATTACKER).post("/messages", data={"message": ""}).status_code == 204
     users = count(User)
-    refused = [from_address(app, ATTACKER).get("/") for _ in range(5)]
-    assert {answer.status_code for answer in refused} == {429}
+    refused = [writer(app, ATTACKER).post("/messages", data={"message": "Hi"}) for _ in range(5)]
+    assert {answer.status_code for answer in refused} == {429}  # reading was free; writing is not
     assert int(refused[0].headers["Retry-After"]) > 0 and "new visitors" in refused[0].text
     assert count(User) == users
-    assert kept.get("/").status_code == 200  # its guest goes on chatting
-    assert from_address(app, OWNER).get("/").status_code == 200  # another address is not held
+    assert kept.post("/messages", data={"message": ""}).status_code == 204  # its guest goes on
+    assert writer(app, OWNER).post("/messages", data={"message": ""}).status_code == 204
 
 
 def test_guessing_share_tokens_hits_429_and_a_refused_open_writes_nothing(limited, alex):
@@ -163,18 +173,18 @@ def test_guessing_share_tokens_hits_429_and_a_refused_open_writes_nothing(limite
 
 def test_a_forged_x_forwarded_for_is_ignored_by_default(limited):
     app = limited(NIMBUS_RATE_LIMIT_GUESTS_PER_IP="2/minute")
-    answers = [from_address(app, ATTACKER, HTTP_X_FORWARDED_FOR=f"192.0.2.{n}").get("/").status_code
-               for n in range(3)]
-    assert answers == [200, 200, 429]
+    answers = [writer(app, ATTACKER, HTTP_X_FORWARDED_FOR=f"192.0.2.{n}")
+               .post("/messages", data={"message": ""}).status_code for n in range(3)]
+    assert answers == [204, 204, 429]
 
 
 def test_x_forwarded_for_is_honoured_with_the_proxy_setting(limited):
     app = limited(NIMBUS_RATE_LIMIT_GUESTS_PER_IP="2/minute", NIMBUS_PROXY_HOPS=1,
                   NIMBUS_LOGIN_MAX_FAILURES=2)
     proxy = "10.0.0.2"
-    answers = [from_address(app, proxy, HTTP_X_FORWARDED_FOR=f"192.0.2.{n}").get("/").status_code
-               for n in range(3)]
-    assert answers == [200, 200, 200]  # three clients behind one proxy
+    answers = [writer(app, proxy, HTTP_X_FORWARDED_FOR=f"192.0.2.{n}")
+               .post("/messages", data={"message": ""}).status_code for n in range(3)]
+    assert answers == [204, 204, 204]  # three clients behind one proxy
     make_account("kim@example.com")
     attacker = from_address(app, proxy, HTTP_X_FORWARDED_FOR=ATTACKER)
     for _ in range(2):

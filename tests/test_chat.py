@@ -26,12 +26,18 @@ def start(client, message):
     return response.headers["HX-Push-Url"].rsplit("/", 1)[1], response
 
 
-def test_first_visit_makes_a_guest_with_the_demo_orders(client):
+def test_reading_pages_stores_no_guest_and_the_first_write_makes_one_with_the_demo_orders(client):
     users = count(User)
-    assert client.get("/").status_code == 200
-    client.get("/")
+    page = client.get("/")
+    assert page.status_code == 200 and client.get("/").status_code == 200
+    assert count(User) == users  # a visitor who only reads costs no row
+    name = re.search(r"Guest [0-9a-f]{4}", page.text).group(0)
+    client.environ_base["HTTP_X_CSRFTOKEN"] = re.search(
+        r'csrf-token" content="([^"]+)"', page.text).group(1)
+    assert client.post("/messages", data={"message": ""}).status_code == 204
     assert count(User) == users + 1
     guest = guest_user(client)
+    assert guest.name == name  # the name its pages showed before it was stored
     assert guest.is_guest and guest.tenant.slug == "demo"
     numbers = db.session.scalars(select(Order.number).where(Order.customer_id == guest.id))
     assert sorted(numbers) == [1041, 1042, 1043, 1044, 1045]

@@ -22,7 +22,7 @@ from webapp.memories.scopes import SessionScope
 from webapp.memories.store import remember
 
 from .accounts_support import make_account, sign_in
-from .support import ask, guest_user, wait_for_replies
+from .support import ask, guest_user, open_as_guest, wait_for_replies
 from .postgres_support import new_database
 
 pytestmark = pytest.mark.slow  # fuzzing every route on both backends takes minutes
@@ -75,9 +75,7 @@ def database_for(backend, tmp_path_factory):
 def world(fuzz_app):
     """A visitor with a conversation and a memory, and another customer's of each."""
     with fuzz_app.app_context():
-        client = fuzz_app.test_client()
-        token = re.search(r'csrf-token" content="([^"]+)"', client.get("/").text).group(1)
-        client.environ_base["HTTP_X_CSRFTOKEN"] = token
+        client = open_as_guest(fuzz_app.test_client())
         visitor, alex = guest_user(client), find_user("alex@example.com")
         own, foreign = ask(visitor, "Where is my order #1041?")[1], ask(alex, "Hello")[1]
         memory = remember(SessionScope.for_user(visitor), "Likes tea.", fuzz_app.config, source="hand")[0]

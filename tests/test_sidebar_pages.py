@@ -9,7 +9,7 @@ from webapp.extensions import db
 from webapp.models import utcnow
 from webapp.storage import create_conversation
 
-from .support import ask, guest_user
+from .support import ask, guest_user, open_as_guest
 
 HTMX = {"HX-Request": "true"}
 PAGE = 5
@@ -69,8 +69,7 @@ def test_a_section_that_fits_in_a_page_has_no_button(guest, count):
 
 
 def test_another_persons_conversations_never_appear(app, guest):
-    other = app.test_client()
-    other.get("/")
+    other = open_as_guest(app.test_client())
     mine = make(guest_user(guest), 8, minutes_apart=2)
     theirs = make(guest_user(other), 8, minutes_apart=2)
     shown, _ = walk(guest, guest.get("/").text)

@@ -344,7 +344,8 @@ def test_pins_and_exclusions_survive_export_and_import(runner, alex, tmp_path):
     new_id = run(runner, "import", str(path)).split("conversation: ")[1].strip()
     imported = db.session.get(Conversation, new_id)
     assert [t.mark for t in imported.turns] == ["pinned", "excluded", None]
-    assert imported.turns[1].marked_by_name == alex.name and imported.turns[1].marked_at
+    # the file's word for who left it out, not an act of this shop's staff
+    assert imported.turns[1].marked_by_name == f"{alex.name} (imported)" and imported.turns[1].marked_at
     plan = assemble(imported, current_app.config)
     assert plan.fate_of(0)[0] == "PINNED" and plan.fate_of(1)[0] == "EXCLUDED"
 
@@ -372,7 +373,7 @@ def test_a_hand_edited_summary_survives_export_and_import(runner, alex, tmp_path
     imported = db.session.get(Conversation, new_id)
     copy = cached_summary(imported)
     assert (copy.text, copy.through_seq, copy.edited_by_name) == (
-        "User: my name is Dara.", summary.through_seq, "Dara")
+        "User: my name is Dara.", summary.through_seq, "Dara (imported)")
     assert copy.edited_at == datetime(2026, 12, 1, 10, 0)
     plan = assemble(imported, current_app.config)
     assert "my name is Dara" in plan.section("summary").messages[0]["content"]

@@ -120,18 +120,22 @@ def test_an_upload_without_the_csrf_token_is_refused(guest):
     assert response.status_code == 400 and count() == before
 
 
-def test_an_upload_larger_than_a_message_but_within_the_import_limit_is_taken(app, guest):
+def test_an_upload_larger_than_a_message_but_within_the_import_limit_is_taken(app, client):
     messages = [{"role": "user", "content": "x" * 150_000}, {"role": "assistant", "content": "ok"}]
     big = json.dumps(messages * 10).encode()  # 1.5 MB: over MAX_CONTENT_LENGTH (1 MB)
     assert len(big) > app.config["MAX_CONTENT_LENGTH"]
-    response = upload(guest, (io.BytesIO(big), "big.json"))
+    make_account("dana@example.com")  # a guest's upload is held to MAX_CONTENT_LENGTH
+    sign_in(client, "dana@example.com")
+    response = upload(client, (io.BytesIO(big), "big.json"))
     assert response.status_code == 200 and "Imported 1 conversation (" in response.text
 
 
-def test_an_upload_over_the_import_limit_is_refused_readably(app, guest):
+def test_an_upload_over_the_import_limit_is_refused_readably(app, client):
     app.config["NIMBUS_IMPORT_MAX_BYTES"] = 10_000
+    make_account("dana@example.com")
+    sign_in(client, "dana@example.com")
     before = count()
-    response = upload(guest, (io.BytesIO(b"[" + b" " * 20_000 + b"]"), "huge.json"))
+    response = upload(client, (io.BytesIO(b"[" + b" " * 20_000 + b"]"), "huge.json"))
     assert response.status_code == 413 and "too much to send" in response.text
     assert count() == before
 

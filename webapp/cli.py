@@ -239,7 +239,8 @@ def parse_days(value: str) -> int:
 
 @click.command()
 @click.option("--older-than", "older_than", required=True, metavar="DAYS",
-              help="Age in days since the conversation's last message, e.g. 30 or 30d.")
+              help="Age in days since the conversation's last message (or its import, if "
+                   "later), e.g. 30 or 30d.")
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
 @click.option("--yes", is_flag=True, help="Delete without asking (for cron).")
 def purge(older_than, dry_run, yes):

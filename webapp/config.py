@@ -42,7 +42,7 @@ DEFAULTS = {
     "NIMBUS_DELETE_UNDO_SECONDS": 15,  # a deleted conversation can be restored for this long
     "NIMBUS_OFFLINE_WORDS_PER_SECOND": 12.0,  # offline model's pace; 0 = all at once (tests)
     # OpenTelemetry traces of each reply (webapp/tracing.py): off unless an OTLP/HTTP endpoint is set
-    "NIMBUS_IMPORT_MAX_BYTES": 64_000_000,  # one browser upload at /import (a ChatGPT export is tens of MB)
+    "NIMBUS_IMPORT_MAX_BYTES": 64_000_000,  # one account's upload at /import (a ChatGPT export is tens of MB)
     "OTEL_EXPORTER_OTLP_ENDPOINT": None,  # e.g. http://localhost:4318 (Jaeger, Langfuse, Phoenix)
     "NIMBUS_OTEL_CAPTURE_CONTENT": False,  # also put the messages' text on the spans
     "NIMBUS_LOG_LEVEL": "INFO",  # Nimbus's own log lines (webapp.*) from this level, timestamped
@@ -75,6 +75,7 @@ DEFAULTS = {
     "NIMBUS_CONSOLE_PAGE_SIZE": 50,  # staff console: conversations per page
     "REDIS_URL": None,
     "NIMBUS_JOBS_DB": None,  # the SQLite file of the job queue (default: instance/jobs.db)
+    "NIMBUS_LIMITS_DB": None,  # without Redis, the SQLite file of rate-limit counts (default: instance/limits.db; "memory": per worker)
     "NIMBUS_JOBS_IMMEDIATE": False,  # run background jobs inline (no worker needed)
     "NIMBUS_STOP_WAIT": 10.0,  # seconds the Stop button waits for the reply to save its partial answer
     "SESSION_COOKIE_SAMESITE": "Lax",
@@ -91,9 +92,11 @@ DEFAULTS = {
     "NIMBUS_RATE_LIMIT_SHARES_PER_IP": "60/minute",
     "NIMBUS_RATE_LIMIT_FEEDBACK_PER_SESSION": "30/minute;300/hour",  # thumbs and comments
     "NIMBUS_RATE_LIMIT_FEEDBACK_PER_IP": "300/minute",
+    "NIMBUS_RATE_LIMIT_IMPORTS_PER_SESSION": "5/minute;30/hour",  # uploads at /import
+    "NIMBUS_RATE_LIMIT_IMPORTS_PER_IP": "10/minute;60/hour",
     "NIMBUS_RATE_LIMIT_SIGN_IN_PER_IP": "10/minute;100/hour",  # failed sign-ins, any account
     "NIMBUS_RATE_LIMIT_SIGN_UP_PER_IP": "10/minute;50/hour",  # sign-up forms sent
-    "NIMBUS_RATE_LIMIT_GUESTS_PER_IP": "20/minute;200/hour",  # new browsers (each makes a guest)
+    "NIMBUS_RATE_LIMIT_GUESTS_PER_IP": "120/minute;1000/hour",  # guests stored (at a browser's first write)
     "NIMBUS_RATE_LIMIT_SHARE_OPENS_PER_IP": "60/minute;600/hour",  # /s/TOKEN pages, found or not
     "NIMBUS_PROXY_HOPS": 0,  # reverse proxies in front (their X-Forwarded-For is trusted)
     "WTF_CSRF_TIME_LIMIT": None,  # CSRF tokens last as long as the session: a tab left open still sends

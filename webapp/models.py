@@ -104,6 +104,9 @@ class Conversation(db.Model):
     # An imported conversation's source ("chatgpt:<its id>", or a digest of its words), so a
     # retried upload skips what its owner has (webapp/transfer/sources.py).
     import_key: Mapped[str | None] = mapped_column(String(100))
+    # When it was imported: purge counts its age from here (or its last message, if later), not
+    # from the file's dates alone, which may be years old.
+    imported_at: Mapped[datetime | None]
 
     user: Mapped[User] = relationship()
     tenant: Mapped[Tenant] = relationship()

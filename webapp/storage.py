@@ -1,7 +1,7 @@
 """Conversations and turns: create, find for an owner, append, list and purge."""
 from datetime import timedelta
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import case, delete, func, or_, select
 
 from .titles import short_title
 from .extensions import db
@@ -195,11 +195,18 @@ def last_message_at():
     return func.coalesce(newest, Conversation.created_at)
 
 
+def active_at():
+    """When a conversation was last touched, for retention: its last message, or its import when
+    later (an export's dates may be years old; the person brought it here just now)."""
+    last = last_message_at()
+    return case((Conversation.imported_at > last, Conversation.imported_at), else_=last)
+
+
 def purgeable(days: int, undo_seconds: float):
-    """Conversations with no message for `days` days, and those their owner deleted whose undo
-    window has passed."""
+    """Conversations with no message (nor import) for `days` days, and those their owner deleted
+    whose undo window has passed."""
     now = utcnow()
-    return or_(last_message_at() < now - timedelta(days=days),
+    return or_(active_at() < now - timedelta(days=days),
                Conversation.deleted_at < now - timedelta(seconds=undo_seconds))
 
 
@@ -208,10 +215,10 @@ def purge_candidates(days: int, undo_seconds: float) -> list:
     turns = select(func.count()).where(Turn.conversation_id == Conversation.id).scalar_subquery()
     return db.session.execute(
         select(Conversation.id, Conversation.title, User.email,
-               last_message_at().label("last_message_at"), turns.label("turns"),
+               active_at().label("last_message_at"), turns.label("turns"),
                Conversation.deleted_at)
         .join(User, User.id == Conversation.user_id)
-        .where(purgeable(days, undo_seconds)).order_by(last_message_at())).all()
+        .where(purgeable(days, undo_seconds)).order_by(active_at())).all()
 
 
 def finish_deletions(seconds: float) -> int:

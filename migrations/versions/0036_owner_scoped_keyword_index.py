@@ -14,7 +14,7 @@ from alembic import op
 
 
 revision = '0036_owner_scoped_keyword_index'
-down_revision = '0021_sidebar_page_indexes'
+down_revision = '0033_import_times'
 branch_labels = None
 depends_on = None
 

@@ -86,6 +86,7 @@ class _Reply:
     def __init__(self, spec: dict):
         self.spec = spec
         self.status = spec.get("status")
+        self.headers = spec.get("headers") or {}  # sent with an error status (Retry-After)
         self.error = spec.get("error", "scripted failure")
         self.delay = spec.get("delay", 0)
         self.chunk_delay = spec.get("chunk_delay", 0)
@@ -156,6 +157,7 @@ class FakeOpenAIServer:
       text, tool_calls [{"id", "name", "arguments"}], usage {"prompt_tokens", "completion_tokens"}:
         the answer (text defaults to "ok" when there are no tool calls);
       status, error: answer with that HTTP status and an OpenAI-style error body instead;
+      headers: sent with that status (a 429's Retry-After);
       delay: seconds to wait before answering, to trigger client timeouts;
       chunk_delay: seconds between streamed chunks, to observe streaming in a UI;
       pause_after, pause: after that many chunks (the first carries only the role), `pause`
@@ -369,9 +371,11 @@ class FakeOpenAIServer:
                 raw = self.rfile.read(length) if length else b""
                 return json.loads(raw) if raw else {}
 
-            def _send_json(self, status: int, payload: dict) -> None:
+            def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 body = json.dumps(payload).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, str(value))
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -428,7 +432,8 @@ class FakeOpenAIServer:
                 reply = server._next_reply(body)
                 server._sleep(reply.delay)
                 if reply.status:
-                    self._send_json(reply.status, _error_body(reply.error, reply.status))
+                    self._send_json(reply.status, _error_body(reply.error, reply.status),
+                                    reply.headers)
                     return
                 if not body.get("stream"):
                     self._send_json(200, server._completion(reply, body))

@@ -1,7 +1,8 @@
 """One spelling per email address, so a lookalike cannot open a second account under the same
 name: NFKC (fullwidth letters, NFC/NFD accents), zero-width characters removed, lower case,
 checked by email-validator; a local part or domain mixing scripts (a Cyrillic "о" among Latin
-letters) is refused.
+letters) is refused, and so is an address that reads as an existing account's once lookalike
+letters are read as the Latin ones they copy ("сосо@" in Cyrillic, "ċoco@", beside "coco@").
 """
 import unicodedata
 
@@ -11,6 +12,21 @@ MAX_EMAIL_CHARS = 320
 INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "HEBREW", "ARABIC", "CJK", "HIRAGANA",
            "KATAKANA", "HANGUL", "DEVANAGARI", "THAI", "GEORGIAN")
+
+
+# Letters of other scripts drawn like Latin ones (after accents are taken off), from Unicode's
+# confusables list: enough to read a whole-script lookalike as the address it copies.
+LOOKALIKES = str.maketrans({
+    "а": "a", "с": "c", "ԁ": "d", "е": "e", "һ": "h", "і": "i", "ј": "j", "к": "k",
+    "ӏ": "l", "о": "o", "р": "p", "ԛ": "q", "ѕ": "s", "т": "t", "у": "y", "х": "x", "ԝ": "w",
+    "α": "a", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
+    "χ": "x", "ı": "i", "ɡ": "g", "ℓ": "l"})
+
+
+def read_as_latin(email: str) -> str:
+    """The address with accents taken off and lookalike letters read as the Latin ones."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", email) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", bare).translate(LOOKALIKES)
 
 
 class InvalidEmail(ValueError):

@@ -57,7 +57,8 @@ def export_user_data(user: User) -> dict:
         "format": FORMAT, "version": 2, "exported_at": utcnow().isoformat(timespec="seconds"),
         "account": {"email": user.email, "name": user.name, "role": user.role,
                     "guest": user.is_guest, "shop": user.tenant.name,
-                    "created_at": user.created_at.isoformat(timespec="seconds"),
+                    # None for a guest whose browser has only read pages: nothing is stored yet
+                    "created_at": user.created_at and user.created_at.isoformat(timespec="seconds"),
                     "memory_sharing": sharing_choice(user)},
         "conversations": [export_conversation(c) for c in conversations],
         "memories": memory_records(memories),

@@ -2,16 +2,21 @@
 
 The guest is an ordinary customer row kept in a long remember cookie, so closing the browser keeps
 their conversations; `NIMBUS_GUESTS = False` sends everybody who is not signed in to /login.
+A new browser reading pages costs nothing: it is a guest not yet stored, named by a token in its
+signed session cookie, and becomes a row with its first write (a message, a memory, an import),
+so a room of a hundred people behind one address can open the chat at the same minute.
 """
+import re
 import secrets
 from datetime import timedelta
 
 from flask import current_app, g, redirect, request, session, url_for
 from flask_login import LoginManager, current_user, login_user
+from sqlalchemy import select
 
 from .users import create_guest
 from ..extensions import db
-from ..models import User
+from ..models import Tenant, User
 from ..security.limits import refuse_new_guest
 from ..security.validation import whole_number
 
@@ -21,6 +26,8 @@ login_manager.login_message = "Please sign in to continue."
 # Reachable without any user, and never worth creating a guest for.
 PUBLIC_ENDPOINTS = {"static", "accounts.login", "accounts.logout", "accounts.signup"}
 PUBLIC_BLUEPRINTS = {"share", "sign_in_link"}
+READS = {"GET", "HEAD", "OPTIONS"}  # a visitor who only reads is not stored yet
+GUEST_TOKEN = re.compile(r"[0-9a-f]{12}")
 
 
 def init_app(app) -> None:
@@ -76,9 +83,33 @@ def load_user():
         return None
     if not current_app.config["NIMBUS_GUESTS"]:
         return login_manager.unauthorized()
-    refused = refuse_new_guest()  # a script without cookies would make a guest per request
+    if request.method in READS:
+        g.user = unstored_guest()
+        if g.user is not None:
+            return None
+    refused = refuse_new_guest()  # a script without cookies would make a guest per write
     if refused is not None:
         return refused  # before anything is written: a refused visitor leaves no row
-    g.user = create_guest(current_app.config["NIMBUS_DEMO_TENANT"])
+    g.user = create_guest(current_app.config["NIMBUS_DEMO_TENANT"], guest_token())
     sign_in(g.user, remember=True, days=current_app.config["NIMBUS_GUEST_DAYS"])
     return None
+
+
+def guest_token() -> str:
+    """This browser's guest token, kept in its signed session cookie until the guest is stored."""
+    token = session.get("guest_token")
+    if not isinstance(token, str) or not GUEST_TOKEN.fullmatch(token):
+        token = session["guest_token"] = secrets.token_hex(6)
+    return token
+
+
+def unstored_guest() -> User | None:
+    """The guest this browser will be, not added to the database: its pages list no conversation,
+    memory or order yet. None on a first run, before the demo shop exists."""
+    tenant = db.session.scalar(select(Tenant).where(
+        Tenant.slug == current_app.config["NIMBUS_DEMO_TENANT"]))
+    if tenant is None:
+        return None
+    token = guest_token()
+    return User(tenant=tenant, tenant_id=tenant.id, email=f"guest-{token}@guests.invalid",
+                name=f"Guest {token[:4]}", is_guest=True, role="customer")

@@ -41,10 +41,11 @@ def seed_demo(tenant_slug: str) -> Tenant:
     return tenant
 
 
-def create_guest(tenant_slug: str) -> User:
-    """A browser's own customer, with the demo orders so the refund scenario works for everyone."""
+def create_guest(tenant_slug: str, token: str | None = None) -> User:
+    """A browser's own customer, with the demo orders so the refund scenario works for everyone;
+    `token` names it (the one its pages showed before it was stored)."""
     tenant = seed_demo(tenant_slug)
-    token = secrets.token_hex(6)
+    token = token or secrets.token_hex(6)
     guest = get_or_create_user(tenant, f"guest-{token}@guests.invalid", f"Guest {token[:4]}",
                                is_guest=True)
     give_demo_orders(guest)

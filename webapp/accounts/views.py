@@ -7,7 +7,7 @@ from .sign_in import sign_in
 from ..extensions import db
 from ..models import User, new_session_token
 from .users import find_user, get_or_create_tenant
-from .emails import InvalidEmail, normalize_email
+from .emails import InvalidEmail, normalize_email, read_as_latin
 from .passwords import InvalidPassword, authenticate, set_password
 from ..security.validation import safe_next
 
@@ -98,4 +98,8 @@ def signup_error(email: str, name: str) -> str | None:
         return "Not signed up: tell us your name."
     if find_user(email) is not None:
         return "Not signed up: there already is an account with that email. Sign in instead."
+    latin = read_as_latin(email)
+    if latin != email and find_user(latin) is not None:
+        return ("Not signed up: that address looks like an existing account's (its letters read "
+                "as Latin ones). Type your address again, or sign in.")
     return None

@@ -7,15 +7,24 @@ A provider failure mid-stream ends here: `call_model` records the error in the t
 """
 import time
 
-from ..llm.base import ContextTooLong, ProviderCancelled, ProviderError, Reply
+from ..llm.base import ContextTooLong, ProviderBusy, ProviderCancelled, ProviderError, Reply
 from ..llm.profile import learn_window
 from ..llm.tokens import estimate_messages
 from ..llm.valid_text import valid_stream
+from ..plurals import plural
 
 FALLBACK_ERROR = "Sorry, I'm having trouble right now. Please try again in a moment."
 FALLBACK_TOO_LONG = ("Sorry, this conversation has grown longer than the model can read at once. "
                      "Please start a new conversation.")
 CUT_MARK = "(Answer cut here: it ran past {limit:,} characters.)"
+
+
+def busy_notice(seconds: int | None) -> str:
+    """What the person reads when the model's server is busy: when to try again, if it said."""
+    if not seconds:
+        return "Sorry, the model is busy right now. Please try again in a moment."
+    wait = plural(seconds, "second") if seconds < 120 else plural(round(seconds / 60), "minute")
+    return f"Sorry, the model is busy right now. Please try again in {wait}."
 
 
 def cut_answer(text: str, limit: int) -> str:
@@ -56,6 +65,9 @@ def call_model(state, step: int):
                 yield state.event_only("stopped", step)  # the run ends the loop here
             else:
                 yield state.failed(step, error.reason, FALLBACK_ERROR)
+        except ProviderBusy as error:  # answered at once: nobody is held for a Retry-After
+            state.spans.failed(span, error)
+            yield state.failed(step, str(error), busy_notice(error.retry_after))
         except ProviderError as error:
             state.spans.failed(span, error)
             yield state.failed(step, str(error), FALLBACK_ERROR)

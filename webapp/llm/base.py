@@ -18,6 +18,15 @@ class ContextTooLong(ProviderError):
         self.n_ctx, self.n_prompt = n_ctx, n_prompt  # the window, and the prompt it counted
 
 
+class ProviderBusy(ProviderError):
+    """The server is busy (HTTP 429, or 503 with Retry-After): the person is told at once when
+    to try again, rather than held while Nimbus waits (`retry_after`: seconds, None unsaid)."""
+
+    def __init__(self, message: str, retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class ProviderCancelled(ProviderError):
     """The call was ended on our side: Stop ("stopped"), or one of its deadlines passed."""
 

@@ -29,7 +29,8 @@ from typing import Iterator
 import httpx2
 import openai
 
-from .base import ChatProvider, ContextTooLong, ProviderCancelled, ProviderError, Reply, ToolCall
+from .base import (ChatProvider, ContextTooLong, ProviderBusy, ProviderCancelled, ProviderError,
+                   Reply, ToolCall)
 from .calls import OVERRUN, WATCHDOG, Call, slot_for
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,13 @@ QUIRKS: dict[str, set[str]] = {}
 PACES: dict[str, float] = {}
 NO_RESPONSE_FORMAT = "no_response_format"
 TOOL_MODES = [(True, "auto"), (False, "auto"), (True, None)]  # (streamed, tool_choice)
+
+
+def retry_after(response) -> int | None:
+    """The seconds a busy server asked us to wait (Retry-After in seconds; a date counts as
+    unsaid), at most an hour: None when it said nothing usable."""
+    value = (getattr(response, "headers", None) or {}).get("retry-after", "")
+    return min(int(value), 3600) if value.strip().isdigit() else None
 
 
 def mode_quirk(mode) -> str:
@@ -297,6 +305,9 @@ class OpenAIProvider(ChatProvider):
             return too_long
         failure = ProviderError(f"{type(error).__name__}{f' {status}' if status else ''}: "
                                 f"{body[:300]}")
+        wait = retry_after(response)
+        if status == 429 or (status == 503 and wait is not None):
+            return ProviderBusy(str(failure), wait)
         if status and status >= 400 and "tools" in request and re.search(r"tool[_ ]choice", body):
             # "streaming tool choice is not supported": not streamed; else: no tool_choice
             raise Refused("tools" if re.search(r"stream", body, re.I) else "tool_choice", failure)

@@ -16,6 +16,7 @@ from ..models import Conversation, Turn, utcnow
 from ..context.assemble import COMPACTED, FULL
 from .distiller import distil_conversation
 from .history import embed_turns_in_batches, store_turn_vector
+from .lost_vectors import without_vector
 from .models import DistillCheckpoint, Memory
 from .store import set_vectors
 
@@ -39,19 +40,28 @@ def embed_turn_job(turn_id: int) -> None:
 
 @job()
 def embed_conversation_job(conversation_id: str) -> int:
-    """Vectors for a whole conversation's turns and its memories (after an import), in
-    batches; how many turns it embedded."""
-    ids = db.session.scalars(select(Turn.id).where(Turn.conversation_id == conversation_id,
-                                                   Turn.outcome != "pending")
-                             .order_by(Turn.seq)).all()
-    done = sum(embedded for _, embedded in embed_turns_in_batches(ids, current_app.config))
-    memories = db.session.scalars(select(Memory).where(
-        Memory.conversation_id == conversation_id, Memory.embedding.is_(None))).all()
-    if memories:  # an import brings the memories the conversation gave (transfer/memories.py)
-        set_vectors(list(memories), current_app.config)
-        db.session.commit()
-    log.info("embedded %s and %s of %s", plural(done, "turn"), plural(len(memories), "memory"),
-             conversation_id)
+    """One conversation's vectors (jobs queued before imports queued one job each)."""
+    return embed_import_job([conversation_id])
+
+
+@job()
+def embed_import_job(conversation_ids: list[str]) -> int:
+    """Vectors for imported conversations' turns and memories: one job per import, in batches
+    of one commit each, and only for what has none yet, so a job cut off by a restart (or run
+    twice) goes on from where it stopped; how many turns it embedded."""
+    done, memories = 0, 0
+    for conversation_id in conversation_ids:
+        ids = db.session.scalars(without_vector(select(Turn.id)).where(
+            Turn.conversation_id == conversation_id).order_by(Turn.seq)).all()
+        done += sum(embedded for _, embedded in embed_turns_in_batches(ids, current_app.config))
+        waiting = db.session.scalars(select(Memory).where(
+            Memory.conversation_id == conversation_id, Memory.embedding.is_(None))).all()
+        if waiting:  # an import brings the memories the conversation gave (transfer/memories.py)
+            set_vectors(list(waiting), current_app.config)
+            db.session.commit()
+            memories += len(waiting)
+    log.info("embedded %s and %s of %s", plural(done, "turn"), plural(memories, "memory"),
+             plural(len(conversation_ids), "imported conversation"))
     return done
 
 
@@ -103,4 +113,4 @@ def distil_inactive_sweep() -> None:
             log.info("memory sweep: %s queued", plural(len(sweep(current_app.config)), "conversation"))
 
 
-JOBS = (distil_job, embed_turn_job, embed_conversation_job, distil_inactive_sweep)
+JOBS = (distil_job, embed_turn_job, embed_conversation_job, embed_import_job, distil_inactive_sweep)

@@ -8,8 +8,8 @@ from .models import MemorySharing
 
 
 def sharing_choice(user) -> bool | None:
-    """What this person decided; None when they never chose."""
-    row = db.session.get(MemorySharing, user.id)
+    """What this person decided; None when they never chose (or are a guest not yet stored)."""
+    row = db.session.get(MemorySharing, user.id) if user.id is not None else None
     return None if row is None else row.shares
 
 

@@ -1,8 +1,10 @@
 """Counts that no view decorator can keep: new guests per address (made before any view runs),
-failed sign-ins per account and address. In Redis with REDIS_URL (shared by every worker), else
-in this process's memory; while Redis is down they count in memory, never a 500."""
+failed sign-ins per account and address. In Redis with REDIS_URL, else in a SQLite file beside the
+database (NIMBUS_LIMITS_DB): either way shared by every worker. While the storage is down they
+count in this process's memory, never a 500."""
 import logging
 import math
+import os
 import time
 
 from flask import current_app
@@ -57,6 +59,21 @@ def counters() -> Counters:
     return current_app.extensions["nimbus_counters"]
 
 
+def storage_uri(app) -> str:
+    """Where every limit counts: Redis, else a SQLite file that all workers of this machine open
+    (in each worker's memory the limits counted per worker: with two, twice as loose). Tests
+    count in memory unless they name a file; NIMBUS_LIMITS_DB=memory does so too."""
+    if app.config.get("REDIS_URL"):
+        return app.config["REDIS_URL"]
+    path = app.config.get("NIMBUS_LIMITS_DB")
+    if path == "memory" or (path is None and app.config.get("TESTING")):
+        return "memory://"
+    from .shared_counts import SQLiteStorage  # its import registers its scheme with `limits`
+    path = path or os.path.join(app.instance_path, "limits.db")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    return f"{SQLiteStorage.STORAGE_SCHEME[0]}://{os.path.abspath(path)}"
+
+
 def init_app(app) -> None:
     prefix = f"{app.config.get('RATELIMIT_KEY_PREFIX') or 'nimbus-limits'}-counters"
-    app.extensions["nimbus_counters"] = Counters(app.config.get("REDIS_URL") or "memory://", prefix)
+    app.extensions["nimbus_counters"] = Counters(storage_uri(app), prefix)

@@ -1,6 +1,6 @@
 """Rate limits with Flask-Limiter: sends (each costs a model call) and memory writes per browser
 session and per IP; sign-ins, sign-ups and share-link opens per IP (nobody is signed in yet), and
-new guests per IP. Counters in Redis with REDIS_URL, else in memory.
+new guests per IP. Counters in Redis with REDIS_URL, else in a SQLite file every worker shares.
 
 The limits apply by endpoint (WRITES, PER_ADDRESS below), so a view need not know about them; a
 new route that sends to the model or writes memories joins by adding its endpoint there.
@@ -12,7 +12,7 @@ from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
 from ..plurals import plural
-from .counters import counters
+from .counters import counters, storage_uri
 from .refusals import refusal, wants_json
 
 # endpoint -> the kind of write it is; endpoints of one kind share their counters
@@ -24,6 +24,7 @@ WRITES = {
     "chat.share_conversation": "shares",  # each link is an audit row: no floods of them
     "shares.create": "shares",
     "chat.give_feedback": "feedback",
+    "transfer.upload": "imports",  # each parses a file and writes many rows
 }
 # endpoint -> (kind, methods counted, count only answers with this status or every one)
 PER_ADDRESS = {
@@ -37,6 +38,7 @@ MESSAGES = {
     "memory": "That is a lot of memory changes at once. Please wait a moment and try again.",
     "shares": "That is a lot of share links at once. Please wait a moment and try again.",
     "feedback": "That is a lot of feedback at once. Please wait a moment and try again.",
+    "imports": "That is a lot of imports at once. Please wait a moment and import again.",
     "sign_in": "Too many sign-in attempts from your address. Please wait a moment and try again.",
     "sign_up": "Too many sign-ups from your address. Please wait a moment and try again.",
     "share_opens": "Too many share links opened from your address. "
@@ -89,9 +91,9 @@ def init_app(app) -> None:
     """Attach the limits to their endpoints (call after the blueprints are registered)."""
     config = app.config
     config["RATELIMIT_ENABLED"] = bool(config["NIMBUS_RATE_LIMIT_ENABLED"])
-    config["RATELIMIT_STORAGE_URI"] = config.get("REDIS_URL") or "memory://"
-    # Redis down: count in this worker's memory meanwhile (per worker, so looser), never a 500;
-    # Flask-Limiter goes back to Redis once it answers again.
+    config["RATELIMIT_STORAGE_URI"] = storage_uri(app)  # Redis, else a file all workers share
+    # Storage down: count in this worker's memory meanwhile (per worker, so looser), never a 500;
+    # Flask-Limiter goes back to it once it answers again.
     config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
     config.setdefault("RATELIMIT_KEY_PREFIX", "nimbus-limits")  # Redis keys: LIMITS:LIMITER/<prefix>/…
     # No X-RateLimit-* headers: they would also rewrite the Retry-After of a busy server's 503.

@@ -184,14 +184,15 @@ def import_all(checked: list[Checked], user: User, progress=None) -> list[Conver
 
 
 def queue_vectors(conversations: list[Conversation], config) -> bool:
-    """Similarity search needs the imported turns' and memories' vectors: made in batches in the
-    background; False when search is off and none are needed."""
+    """Similarity search needs the imported turns' and memories' vectors: one background job for
+    the whole import, in batches (a job per conversation was a queue commit each: 25,000 jobs for
+    one export); False when search is off and none are needed."""
     if not config.get("NIMBUS_MEMORY_SEARCH"):
         return False
-    from ..jobs import enqueue
-    from ..memories.jobs import embed_conversation_job
-    for conversation in conversations:
-        enqueue(embed_conversation_job, conversation.id)
+    if conversations:
+        from ..jobs import enqueue
+        from ..memories.jobs import embed_import_job
+        enqueue(embed_import_job, [conversation.id for conversation in conversations])
     return True
 
 
@@ -215,6 +216,22 @@ def write_many(checked: list[Checked], user: User) -> list[Conversation]:
     return [conversation for conversation, _ in built]
 
 
+IMPORTED = " (imported)"
+
+
+def not_after(moment: datetime | None, now: datetime) -> datetime | None:
+    """A date from the file, never later than the import: feedback dated 2099 would sort first
+    for ever and a transcript dated 9000 would never be purged."""
+    return min(moment, now) if moment is not None else None
+
+
+def as_imported(name: str) -> str:
+    """A name the file gives for who pinned or edited something: it is the file's claim, not an
+    act of this shop's staff, and is shown so ("Demo admin (imported)")."""
+    name = (name or "").strip()
+    return name if not name or name.endswith(IMPORTED) else name[:200 - len(IMPORTED)] + IMPORTED
+
+
 def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[dict]]:
     """The new conversation's row and its turns' rows, not yet added."""
     meta, turns, raw = checked.meta, checked.turns, checked.raw
@@ -228,7 +245,11 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
         settings=meta.settings.model_dump(exclude_unset=True) if meta else {},
         instructions=checked.instructions, import_key=checked.source or None)
     rows = []
-    now = utcnow()
+    now = conversation.imported_at = utcnow()
+
+    def at(moment):
+        return not_after(moment, now)
+
     for seq, (one, record) in enumerate(zip(turns, raw)):
         messages = record["messages"]
         compact = compact_turn(messages)
@@ -241,19 +262,19 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
             trace=record.get("trace") or [],
             prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
             context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
-            manifest=record.get("manifest"), created_at=one.created_at or now, heartbeat_at=now,
-            mark=one.mark, marked_by_name=one.marked_by_name if one.mark else "",
-            marked_at=one.marked_at if one.mark else None, feedback=one.feedback,
+            manifest=record.get("manifest"), created_at=at(one.created_at) or now, heartbeat_at=now,
+            mark=one.mark, marked_by_name=as_imported(one.marked_by_name) if one.mark else "",
+            marked_at=at(one.marked_at) if one.mark else None, feedback=one.feedback,
             feedback_comment=one.feedback_comment if one.feedback == "down" else "",
-            feedback_at=(one.feedback_at or now) if one.feedback else None))
+            feedback_at=(at(one.feedback_at) or now) if one.feedback else None))
     conversation.has_marks = any(one.mark for one in turns)
     conversation.turn_count = len(turns)
     conversation.history_tokens = sum(t["full_tokens"] for t in rows)
-    created = checked.created_at or turns[0].created_at
+    created = at(checked.created_at or turns[0].created_at)
     if created:
         conversation.created_at = created
     # The sidebar files a conversation by its last activity: the file's, not the import's.
-    dates = [checked.updated_at, *(t.created_at for t in turns), created]
+    dates = [at(checked.updated_at), *(at(t.created_at) for t in turns), created]
     conversation.updated_at = max((d for d in dates if d), default=now)
     # Where the app kept it: archived, or pinned (never both here, as in the sidebar's menus).
     if checked.archived:
@@ -274,6 +295,7 @@ def add_extras(checked: Checked, conversation: Conversation, user: User) -> None
             db.session.add(ConversationSummary(
                 conversation_id=conversation.id, style=record.style, text=record.text,
                 through_seq=record.through_seq, topics=record.topics,
-                edited_by_name=record.edited_by_name, edited_at=record.edited_at))
+                edited_by_name=as_imported(record.edited_by_name),
+                edited_at=not_after(record.edited_at, conversation.imported_at)))
     if meta and meta.memories:
         import_memories(meta.memories, conversation, user, len(turns))

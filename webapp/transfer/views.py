@@ -8,6 +8,8 @@ import json
 import re
 
 from flask import Blueprint, Response, current_app, g, render_template, request
+from flask_login import current_user
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..extensions import db
 from ..models import User
@@ -18,6 +20,7 @@ from .formats import FORMATS
 from ..memories.imported import leave_undistilled
 from .batch import import_files
 from .importer import InvalidImport, queue_vectors
+from ..security.refusals import refuse_http_error, refusal
 
 bp = Blueprint("transfer", __name__)
 EXPORTS = {"nimbus": ("application/json", "json"), "openai": ("application/json", "openai.json"),
@@ -112,9 +115,22 @@ def import_owner(email: str) -> User:
 
 
 def allow_large_uploads() -> None:
-    """The import form takes files far larger than any other request (MAX_CONTENT_LENGTH)."""
-    if request.endpoint == "transfer.upload":
+    """The import form takes files far larger than any other request (MAX_CONTENT_LENGTH), from
+    a signed-in account: a guest costs nobody a sign-up, so their upload is any request's size."""
+    if request.endpoint == "transfer.upload" and current_user.is_authenticated \
+            and not current_user.is_guest:
         request.max_content_length = current_app.config["NIMBUS_IMPORT_MAX_BYTES"]
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def refuse_large_upload(error):
+    """Over the size limit: a guest is told that an account imports larger files."""
+    if current_user.is_authenticated and not current_user.is_guest:
+        return refuse_http_error(error)
+    limit = current_app.config["MAX_CONTENT_LENGTH"] / 1e6
+    return refusal(f"A guest imports files up to {limit:.0f} MB. Sign up or sign in to import "
+                   f"larger ones (up to {current_app.config['NIMBUS_IMPORT_MAX_BYTES'] / 1e6:.0f} "
+                   "MB).", 413)
 
 
 def init_app(app) -> None:
