@@ -191,9 +191,10 @@ def test_show_context_prints_the_same_request_and_fates(app, alex, runner, what_
     flags = {"budget": "--budget", "recent_turns": "--recent"}
     args = [arg for name, value in what_if.items() for arg in (flags[name], value)]
     result = runner.invoke(args=["show", conversation.id, "--context", *args])
-    header, printed = result.output.split("\n", 1)
+    header, window, printed = result.output.split("\n", 2)
     assert header.startswith(
         f"Context sent with the next question ({report.plan.total_tokens} tokens")
+    assert window.startswith(("No context window is known", "Planned for a "))
     messages, fates = printed.split("\n\nTurn fates (why each stored turn is or is not sent):\n")
     assert messages == "\n".join(message_lines(report.plan.messages))
     assert printed_fates(fates) == {row.number: (row.fate, row.reason) for row in report.rows}

@@ -87,7 +87,7 @@ def test_json_matches_the_page_and_show_context(guest, conversation, runner):
     email = guest_user(guest).email
     printed = runner.invoke(args=["show", conversation.id, "--context", "--user", email,
                                   "--budget", str(DROPPING_BUDGET)]).output
-    assert printed.split("\n", 1)[1].startswith(
+    assert printed.split("\n", 2)[2].startswith(
         "\n".join(message_lines(data["request"]["messages"])) + "\n\nTurn fates")
     assert f"({data['request']['total_tokens']} tokens" in printed
 
