@@ -1,0 +1,82 @@
+"""Regenerate an answer, edit a question, and switch between the versions of a turn
+(webapp/branches.py); the conversation is shown again from the turn that changed."""
+from flask import current_app, has_request_context, redirect, render_template, request, url_for
+from flask_htmx import make_response as htmx_response
+
+from .. import branches
+from ..extensions import htmx
+from ..context.request import window_problem
+from ..runs import admission
+from .views import (bp, busy, get_conversation_or_404, get_turn_or_404, page_size, pane,
+                    read_question, refusal)
+
+
+def init_app(app) -> None:
+    app.jinja_env.globals["turn_versions"] = turn_versions
+
+
+def turn_versions(turn) -> branches.Versions | None:
+    """The versions of a shown turn, read once a request for its conversation (kept on the
+    request, not on g: an app context may outlive several requests, as in tests)."""
+    if not has_request_context():
+        return branches.versions(turn.conversation_id).get(turn.seq)
+    cache = request.environ.setdefault("nimbus.turn_versions", {})
+    if turn.conversation_id not in cache:
+        cache[turn.conversation_id] = branches.versions(turn.conversation_id)
+    return cache[turn.conversation_id].get(turn.seq)
+
+
+@bp.post("/c/<conversation_id>/turns/<int:seq>/regenerate")
+def regenerate_answer(conversation_id, seq):
+    """Ask the turn's question again: the answer shown now is kept as the previous version."""
+    conversation = get_conversation_or_404(conversation_id)
+    return start_branch(conversation, seq, get_turn_or_404(conversation, seq).question)
+
+
+@bp.post("/c/<conversation_id>/turns/<int:seq>/edit")
+def edit_question(conversation_id, seq):
+    """Ask an edited question in the turn's place: the turn and every later one are kept as a
+    branch to switch back to."""
+    conversation = get_conversation_or_404(conversation_id)
+    get_turn_or_404(conversation, seq)
+    question = read_question()
+    if not question:
+        return refusal("Write the question before sending it.", 422)
+    return start_branch(conversation, seq, question)
+
+
+@bp.post("/c/<conversation_id>/turns/<int:seq>/versions/<int:position>")
+def switch_version(conversation_id, seq, position):
+    """Show another version of a turn; the model is sent the chosen branch from now on."""
+    conversation = get_conversation_or_404(conversation_id)
+    get_turn_or_404(conversation, seq)
+    try:
+        branches.switch(conversation, seq, position)
+    except branches.BranchRefused as problem:
+        return refusal(str(problem), 409)
+    except LookupError:
+        return refusal("That version no longer exists: reload the page.", 404)
+    return shown_from(conversation, seq)
+
+
+def start_branch(conversation, seq: int, question: str):
+    if problem := window_problem(conversation, current_app.config, question):
+        return refusal(problem, 422)
+    if admission.is_busy(current_app):
+        return busy()
+    try:
+        turn = branches.fork(conversation, seq, question)
+    except branches.BranchRefused as problem:
+        return refusal(str(problem), 409)
+    admission.admit(current_app, turn.id)
+    return shown_from(conversation, seq)
+
+
+def shown_from(conversation, seq: int):
+    """The conversation again, on the page that holds turn `seq`; a plain form goes there."""
+    if not htmx:
+        return redirect(url_for(".show_conversation", conversation_id=conversation.id)
+                        + f"#turn-{seq + 1}-question", 303)
+    at = seq if seq < conversation.turn_count - page_size() else None
+    return htmx_response(render_template("chat/_conversation.html", **pane(conversation, at)),
+                         retarget="#conversation", reswap="outerHTML")
