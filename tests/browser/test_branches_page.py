@@ -50,7 +50,7 @@ def test_regenerate_switch_edit_and_reload_send_the_branch_shown(new_page, reply
 
     page.locator("#turn-1-question").hover()
     page.get_by_role("button", name="Edit question 1").click()
-    page.get_by_label("Edit question 1").fill("Do you ship to Lisbon?")
+    page.get_by_label("New wording of question 1").fill("Do you ship to Lisbon?")
     page.get_by_role("button", name="Send as a new version").click()
     expect(finished(page, 0)).to_contain_text("Lisbon, yes.")
     assert sent(model, "Do you ship to Lisbon?") == [("user", "Do you ship to Lisbon?")]
