@@ -95,3 +95,13 @@ def test_branching_needs_the_csrf_token(app, guest, chat):
     assert response.status_code == 400
     assert not branches.versions(chat.id)
 
+
+
+def test_the_viewer_shows_kept_versions_as_not_sent(guest, chat):
+    old = chat.turns[0].answer
+    guest.post(f"/c/{chat.id}/turns/0/regenerate", headers={"HX-Request": "true"})
+    finish(guest, chat, 0)
+    page = guest.get(f"/c/{chat.id}/viewer").text
+    assert "alternative 1 of 2 — not sent" in page and "1 other version of this turn" in page
+    shown = page[page.index('class="alternatives"'):]
+    assert "Shipping times" in old and "Shipping times" in shown

@@ -55,6 +55,28 @@ def versions(conversation_id: str) -> dict[int, Versions]:
     return result
 
 
+@dataclass
+class Alternative:
+    """A version of a turn that is not on the active path, as the viewer shows it: its first
+    turn's messages, and how many later turns its branch holds."""
+    seq: int
+    position: int
+    total: int
+    kind: str
+    messages: list
+    later: int
+
+
+def alternatives_of(conversation_id: str, seq: int) -> list[Alternative]:
+    """The versions of turn `seq` that are not sent, in their order."""
+    rows = list(db.session.scalars(select(TurnAlternative).where(
+        TurnAlternative.conversation_id == conversation_id, TurnAlternative.seq == seq)
+        .order_by(TurnAlternative.position)))
+    return [Alternative(seq, row.position, len(rows) + 1, row.kind,
+                        row.branch["turns"][0]["messages"], len(row.branch["turns"]) - 1)
+            for row in rows]
+
+
 def fork(conversation: Conversation, seq: int, question: str) -> Turn:
     """Keep turn `seq` and every later one as an alternative, and start the question at `seq`
     as a new pending turn (the same question: a regenerated answer; another: an edit)."""

@@ -13,6 +13,7 @@ from .views import (bp, busy, get_conversation_or_404, get_turn_or_404, page_siz
 
 def init_app(app) -> None:
     app.jinja_env.globals["turn_versions"] = turn_versions
+    app.jinja_env.globals["turn_alternatives"] = branches.alternatives_of  # the viewer's
 
 
 def turn_versions(turn) -> branches.Versions | None:
