@@ -129,3 +129,41 @@ def test_an_unknown_version_is_a_lookup_error(app, alex):
     _, conversation, _ = ask(alex, "Hello")
     with pytest.raises(LookupError):
         branches.switch(conversation, 0, 2)
+
+
+def test_the_tree_survives_export_and_import_and_switches_back(app, alex, runner, tmp_path):
+    import json
+    from webapp.models import Conversation
+    from webapp.transfer import export_conversation
+    conversation = refund_conversation(alex)
+    answer(branches.fork(conversation, 2, REFUND_QUESTIONS[2]))  # a regenerated answer
+    answer(branches.fork(conversation, 1, "Where is order #1041?"))  # an edit, turn 2 inside
+    exported = export_conversation(conversation)
+    assert exported["version"] == 5 and [a["seq"] for a in exported["alternatives"]] == [1]
+    assert exported["alternatives"][0]["alternatives"][0]["seq"] == 2
+    file = tmp_path / "tree.json"
+    file.write_text(json.dumps(exported))
+    result = runner.invoke(args=["import", str(file)])
+    assert result.exit_code == 0, result.output
+    copy = db.session.get(Conversation, result.output.split("conversation: ")[1].strip())
+    again = export_conversation(copy)
+    for one in (exported, again):
+        one.pop("id")
+    assert again == exported
+    branches.switch(copy, 1, 1)  # the imported branch comes back whole
+    assert path(copy) == list(enumerate(REFUND_QUESTIONS))
+    assert branches.versions(copy.id)[2].total == 2
+
+
+@pytest.mark.parametrize("alternative, reason", [
+    ({"seq": 5, "position": 1, "kind": "answer"}, "has no such turn"),
+    ({"seq": 0, "position": 3, "kind": "answer"}, "more than one place free"),
+])
+def test_a_misplaced_alternative_refuses_the_file(runner, tmp_path, alternative, reason):
+    import json
+    turn = {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"format": "nimbus.conversation", "version": 5, "turns": [turn],
+                                "alternatives": [{**alternative, "turns": [turn]}]}))
+    result = runner.invoke(args=["import", str(path)])
+    assert result.exit_code != 0 and reason in result.output

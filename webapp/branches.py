@@ -176,12 +176,12 @@ def _drop_from(conversation: Conversation, seq: int) -> None:
 
 
 def _restore(conversation: Conversation, seq: int, branch: dict) -> None:
-    taken = set(db.session.scalars(select(Turn.id).where(
-        Turn.id.in_([t["id"] for t in branch["turns"]]))))
+    ids = [t["id"] for t in branch["turns"] if t.get("id") is not None]
+    taken = set(db.session.scalars(select(Turn.id).where(Turn.id.in_(ids)))) if ids else set()
     rows = []
-    for stored in branch["turns"]:
+    for stored in branch["turns"]:  # an imported branch has no ids: its turns get new ones
         row = _values(stored, TURN_COLUMNS)
-        if row["id"] in taken:  # its id was given to a turn since (SQLite reuses the highest)
+        if row.get("id") in taken:  # its id was given to a turn since (SQLite reuses the highest)
             del row["id"]
         rows.append({**row, "conversation_id": conversation.id})
     for row in rows:  # one by one: a row without its id gets a new one
