@@ -89,6 +89,8 @@ class Checked:
     source: str = ""  # its id in the app it came from ("chatgpt:…"): sources.py
     # A Nimbus export's versions of turns not shown, as the file gave them (version 5).
     extra_alternatives: list[dict] = field(default_factory=list)
+    # A chat app's other branches: (the turn where each leaves this path, its whole transcript).
+    versions: list = field(default_factory=list)
 
 
 def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]]:
@@ -270,11 +272,15 @@ def turn_row(one: TurnRecord, record: dict, seq: int, now: datetime, nimbus: boo
         feedback_at=(one.feedback_at or now) if one.feedback else None)
 
 
+def as_text(row: dict) -> dict:
+    """A row as JSON keeps it: times as ISO text."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+
+
 def kept_branch(alternative, raw: dict, now: datetime) -> dict:
     """A version from the file as webapp/branches.py keeps one: turn rows (new ids on the way
     back), the versions of its own turns, its summaries; times as ISO text."""
-    def text(row: dict) -> dict:
-        return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+    text = as_text
     return {
         "turns": [text(turn_row(one, record, alternative.seq + i, now, True))
                   for i, (one, record) in enumerate(zip(alternative.turns, raw["turns"]))],
@@ -304,5 +310,16 @@ def add_extras(checked: Checked, conversation: Conversation, user: User) -> None
         db.session.add(TurnAlternative(conversation_id=conversation.id, seq=alternative.seq,
                                        position=alternative.position, kind=alternative.kind,
                                        branch=kept_branch(alternative, raw, utcnow())))
+    places: dict[int, int] = {}
+    for seq, other in checked.versions:  # a chat app's other branches, each where it leaves
+        places[seq] = places.get(seq, 0) + 1
+        same = other.raw[seq]["messages"][0] == checked.raw[seq]["messages"][0]
+        db.session.add(TurnAlternative(
+            conversation_id=conversation.id, seq=seq, position=places[seq],
+            kind="answer" if same else "question",
+            branch={"turns": [as_text(turn_row(one, record, seq + i, utcnow(), False))
+                              for i, (one, record) in enumerate(zip(other.turns[seq:],
+                                                                    other.raw[seq:]))],
+                    "alternatives": [], "summaries": []}))
     if meta and meta.memories:
         import_memories(meta.memories, conversation, user, len(turns))
