@@ -105,3 +105,14 @@ def test_the_viewer_shows_kept_versions_as_not_sent(guest, chat):
     assert "alternative 1 of 2 — not sent" in page and "1 other version of this turn" in page
     shown = page[page.index('class="alternatives"'):]
     assert "Shipping times" in old and "Shipping times" in shown
+
+
+def test_turns_that_come_back_get_their_search_vectors_again(app, guest, chat):
+    from webapp.memories.models import TurnVector
+    from webapp.models import Turn
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    guest.post(f"/c/{chat.id}/turns/0/regenerate", headers={"HX-Request": "true"})
+    finish(guest, chat, 0)
+    guest.post(f"/c/{chat.id}/turns/0/versions/1", headers={"HX-Request": "true"})
+    turn = db.session.scalar(db.select(Turn).where(Turn.conversation_id == chat.id))
+    assert db.session.get(TurnVector, turn.id) is not None

@@ -57,7 +57,24 @@ def switch_version(conversation_id, seq, position):
         return refusal(str(problem), 409)
     except LookupError:
         return refusal("That version no longer exists: reload the page.", 404)
+    queue_vectors_from(conversation, seq)
     return shown_from(conversation, seq)
+
+
+def queue_vectors_from(conversation, seq: int) -> None:
+    """Conversation search finds the turns that came back: their vectors went with the turns
+    that left, so they are made again (in the background; nothing with search off)."""
+    if not current_app.config.get("NIMBUS_MEMORY_SEARCH"):
+        return
+    from sqlalchemy import select
+    from ..extensions import db
+    from ..jobs import enqueue
+    from ..memories.lost_vectors import embed_turns_job, without_vector
+    from ..models import Turn
+    turn_ids = list(db.session.scalars(without_vector(select(Turn.id)).where(
+        Turn.conversation_id == conversation.id, Turn.seq >= seq)))
+    if turn_ids:
+        enqueue(embed_turns_job, turn_ids)
 
 
 def start_branch(conversation, seq: int, question: str):
