@@ -167,3 +167,14 @@ def test_a_misplaced_alternative_refuses_the_file(runner, tmp_path, alternative,
                                 "alternatives": [{**alternative, "turns": [turn]}]}))
     result = runner.invoke(args=["import", str(path)])
     assert result.exit_code != 0 and reason in result.output
+
+
+def test_markdown_exports_the_path_shown_with_the_other_versions_folded(app, alex):
+    from webapp.transfer import export_markdown
+    conversation = refund_conversation(alex)
+    old = all_turns(conversation.id)[2].answer
+    answer(branches.fork(conversation, 2, REFUND_QUESTIONS[2]))
+    text = export_markdown(conversation)
+    assert text.count(f"### Customer\n\n{REFUND_QUESTIONS[2]}") == 1
+    folded = text.split("1 other version of this turn (not sent)</summary>")[1]
+    assert "**Alternative 1 of 2**" in folded and old.splitlines()[0] in folded

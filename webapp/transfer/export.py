@@ -129,7 +129,28 @@ def export_markdown(conversation: Conversation) -> str:
                       "</details>", ""]
         if answer:
             lines += [answer, ""]
+        lines += other_versions(turn)
     return "\n".join(lines)
+
+
+def other_versions(turn) -> list[str]:
+    """A turn's versions that are not shown (regenerated, edited away), folded under it: the
+    Markdown is the path shown, and says what else was asked and answered there."""
+    from ..branches import alternatives_of
+    others = alternatives_of(turn.conversation_id, turn.seq)
+    if not others:
+        return []
+    lines = [f"<details><summary>{plural(len(others), 'other version')} of this turn "
+             "(not sent)</summary>", ""]
+    for other in others:
+        more = f", and {plural(other.later, 'more turn')} of its branch" if other.later else ""
+        lines += [f"**Alternative {other.position} of {other.total}**{more}", ""]
+        question = other.messages[0].get("content") or ""
+        if other.kind == "question" and question:
+            lines += ["Customer:", "", *quoted(question), ""]
+        if answer := final_answer(other.messages):
+            lines += [*quoted(answer), ""]
+    return lines + ["</details>", ""]
 
 
 def quoted(text: str) -> list[str]:
