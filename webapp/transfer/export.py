@@ -116,6 +116,8 @@ def export_markdown(conversation: Conversation) -> str:
     if conversation.instructions:
         lines += ["<details><summary>Instructions</summary>", "",
                   *quoted(conversation.instructions), "", "</details>", ""]
+    from ..branches import versions
+    branched = versions(conversation.id)  # one small query: most turns have no other version
     for turn in conversation.turns:
         if turn.question:  # an imported transcript may open with Nimbus speaking
             lines += ["### Customer", "", turn.question, ""]
@@ -129,7 +131,8 @@ def export_markdown(conversation: Conversation) -> str:
                       "</details>", ""]
         if answer:
             lines += [answer, ""]
-        lines += other_versions(turn)
+        if turn.seq in branched:
+            lines += other_versions(turn)
     return "\n".join(lines)
 
 
@@ -138,8 +141,6 @@ def other_versions(turn) -> list[str]:
     Markdown is the path shown, and says what else was asked and answered there."""
     from ..branches import alternatives_of
     others = alternatives_of(turn.conversation_id, turn.seq)
-    if not others:
-        return []
     lines = [f"<details><summary>{plural(len(others), 'other version')} of this turn "
              "(not sent)</summary>", ""]
     for other in others:
