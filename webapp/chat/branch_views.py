@@ -13,18 +13,24 @@ from .views import (bp, busy, get_conversation_or_404, get_turn_or_404, page_siz
 
 def init_app(app) -> None:
     app.jinja_env.globals["turn_versions"] = turn_versions
+    app.jinja_env.globals["versions_at"] = versions_at
     app.jinja_env.globals["turn_alternatives"] = branches.alternatives_of  # the viewer's
 
 
 def turn_versions(turn) -> branches.Versions | None:
-    """The versions of a shown turn, read once a request for its conversation (kept on the
+    """The versions of a shown turn."""
+    return versions_at(turn.conversation_id, turn.seq)
+
+
+def versions_at(conversation_id: str, seq: int) -> branches.Versions | None:
+    """The versions of turn `seq`, read once a request for its conversation (kept on the
     request, not on g: an app context may outlive several requests, as in tests)."""
     if not has_request_context():
-        return branches.versions(turn.conversation_id).get(turn.seq)
+        return branches.versions(conversation_id).get(seq)
     cache = request.environ.setdefault("nimbus.turn_versions", {})
-    if turn.conversation_id not in cache:
-        cache[turn.conversation_id] = branches.versions(turn.conversation_id)
-    return cache[turn.conversation_id].get(turn.seq)
+    if conversation_id not in cache:
+        cache[conversation_id] = branches.versions(conversation_id)
+    return cache[conversation_id].get(seq)
 
 
 @bp.post("/c/<conversation_id>/turns/<int:seq>/regenerate")
