@@ -115,7 +115,8 @@ def test_answers_offer_copy_regenerate_and_questions_edit_with_times(guest):
     db.session.rollback()  # the reply was saved through the run's session
     page = guest.get(f"/c/{conversation_id}").text
     assert "action-copy" in page and "action-edit" in page
-    assert f'hx-post="/c/{conversation_id}/messages"' in page and '{"message": "Hello"}' in page
+    assert f'hx-post="/c/{conversation_id}/turns/0/regenerate"' in page  # the old answer is kept
+    assert f'action="/c/{conversation_id}/turns/0/edit"' in page  # an edit forks the turn
     assert re.search(r'<time class="message-time" datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00"', page)
 
 

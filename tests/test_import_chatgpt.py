@@ -8,7 +8,10 @@ tests/data/chatgpt/current_node_gone.json, the real tree is LibreChat's (tests/d
 import json
 from pathlib import Path
 
-from webapp.transfer import batch
+from webapp import branches
+from webapp.extensions import db
+from webapp.models import Conversation
+from webapp.transfer import batch, export_conversation
 from webapp.transfer.formats import parse
 
 DATA = Path(__file__).parent / "data"
@@ -41,7 +44,8 @@ def test_a_current_node_missing_from_the_file_imports_the_newest_branch_and_says
     assert refund.turn_count == 2
     assert result.notes == ["conversation 1 ('Refund for a late parcel'): its current_node 'gone' "
                             "is not in the file: imported its newest branch"]
-    assert "left out 2 messages on other branches" in result.summary  # "Never mind." / "OK!"
+    assert "left out" not in result.summary  # "Never mind." / "OK!": kept as a version
+    assert branches.versions(refund.id)[1].kind == "question"
 
 
 def test_a_tree_cut_above_its_first_message_imports_from_there_and_says_so(alex):
@@ -62,8 +66,28 @@ def test_librechats_real_tree_imports_the_current_branch_and_counts_the_rest(ale
     said = " ".join(m.content or "" for t in turns for m in t.messages)
     assert "so cool bro" not in said and "story" not in said
     assert conversation.turn_count == 3
-    # "so cool bro", its answer, "tell me a story", its cut-off answer, the first joke
-    assert result.summary.endswith("; left out 5 messages on other branches.")
+    # "so cool bro", its answer, "tell me a story" and its answer: an edit of turn 2; the
+    # first joke: a regenerated answer of turn 3. Both are kept as versions, nothing left out.
+    assert "left out" not in result.summary
+    shown = branches.versions(conversation.id)
+    assert {seq: (v.kind, v.active, v.total) for seq, v in shown.items()} == {
+        1: ("question", 2, 2), 2: ("answer", 2, 2)}
+
+
+def test_a_chatgpt_tree_exports_as_nimbus_json_with_the_same_tree_and_switches(alex):
+    raw = (DATA / "real" / "librechat_chatgpt_tree.json").read_bytes()
+    (imported,) = batch.import_files([("conversations.json", raw)], alex).conversations
+    conversation = db.session.get(Conversation, imported.id)
+    exported = export_conversation(conversation)
+    assert [(a["seq"], a["kind"], [t["messages"][0]["content"] for t in a["turns"]])
+            for a in exported["alternatives"]] == [
+        (1, "question", ["so cool bro", "tell me a story"]), (2, "answer", ["tell me a joke"])]
+    again = batch.import_files([("again.json", json.dumps(exported).encode())], alex)
+    copy = db.session.get(Conversation, again.conversations[0].id)
+    second = export_conversation(copy)
+    assert second["alternatives"] == exported["alternatives"]
+    branches.switch(copy, 1, 1)  # the edited-away branch, whole
+    assert [t.question for t in copy.turns] == ["hi there", "so cool bro", "tell me a story"]
 
 
 def test_uploads_are_named_by_their_attachments():
@@ -107,8 +131,6 @@ def test_a_result_without_any_call_gets_no_invented_call_and_is_counted(alex):
 
 
 def test_an_archived_chatgpt_conversation_comes_in_archived(alex):
-    from webapp.extensions import db
-    from webapp.models import Conversation
     record = chat(node("q", None, "user", ["Old question"]), node("a", "q", "assistant", ["Yes."]))
     record["is_archived"] = True
     (one,) = batch.import_files([("c.json", json.dumps([record]).encode())], alex).conversations
@@ -120,7 +142,7 @@ def test_the_upload_page_shows_the_note_beside_the_summary(guest):
     page = upload(guest, DATA / "chatgpt" / "current_node_gone.json").text
     notes = page.split('id="import-notes"')[1].split("</div>")[0]
     assert "current_node &#39;gone&#39; is not in the file: imported its newest branch" in notes
-    assert "left out 2 messages on other branches" in page
+    assert "left out" not in page  # the other branch is kept as a version
 
 
 def test_the_upload_page_counts_each_conversations_turns_in_words(guest):

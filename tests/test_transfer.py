@@ -400,7 +400,7 @@ def test_a_conversations_memories_and_their_history_survive_export_and_import(ru
     ask(alex, "Actually, please call me instead.", conversation)
     assert distil_conversation(conversation.id) == "superseded 1"
     data = json.loads(exported(runner, conversation, tmp_path).read_text())
-    assert data["version"] == 4
+    assert data["version"] == 5  # 4 brought the memories
     [record] = data["memories"]
     assert (record["content"], record["turn_seq"]) == ("Prefers phone calls.", 1)
     assert [(h["action"], h["content"], h["changed_by"], h["turn_seq"]) for h in record["history"]] \
@@ -438,7 +438,7 @@ def test_a_memory_about_an_order_the_importer_lacks_is_kept_about_their_account(
         "account", newcomer.id, newcomer.id)
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_files_of_every_older_version_still_import(runner, tmp_path, version):
     path = tmp_path / "old.json"
     path.write_text(json.dumps({"format": "nimbus.conversation", "version": version, "turns": [

@@ -173,7 +173,9 @@ def row_for(table, i: int, stored) -> dict:
         row["tenant_id"] = parent_tenant  # a customer's conversation is in the customer's shop
     for column in table.columns:
         name = (table.name, column.name)
-        if name in REALISTIC:
+        if name == ("turns", "owner_id"):  # the conversation's person, as the database sets it
+            row[column.name] = parent_row(stored, table, "conversation_id", row).get("user_id")
+        elif name in REALISTIC:
             row[column.name] = REALISTIC[name](i, row)
         elif name in NOT_SET:
             row[column.name] = None

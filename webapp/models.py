@@ -172,6 +172,25 @@ class Turn(db.Model):
     conversation: Mapped[Conversation] = relationship(back_populates="turns")
 
 
+class TurnAlternative(db.Model):
+    """A branch of a conversation that is not the one shown and sent: an earlier answer to a
+    turn, or an edited-away question with every turn after it (webapp/branches.py). The active
+    path stays in `turns`, so whatever reads turns follows the chosen branch by construction."""
+    __tablename__ = "turn_alternatives"
+    __table_args__ = (UniqueConstraint("conversation_id", "seq", "position", name="uq_alternative"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"))
+    seq: Mapped[int]  # the turn where this branch leaves the active path
+    # 1-based place among the versions of that turn; the active version holds the free place.
+    position: Mapped[int]
+    kind: Mapped[str] = mapped_column(String(8))  # "answer" (same question) or "question" (an edit)
+    # The branch's turns from `seq` on as stored rows (ids kept), with the alternatives and the
+    # summary that belonged to them: switching back restores them as they were.
+    branch: Mapped[dict] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class RequestText(db.Model):
     """A text a request carried (system prompt, memory block, summary), stored once per
     conversation by its hash, so a turn's manifest can rebuild exactly what was sent."""

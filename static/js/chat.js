@@ -174,12 +174,13 @@
               (fromComposer ? ": your message is still in the box." : "."));
   });
 
-  // Copy an answer; edit a question (it goes back into the box, to be sent as a new message).
+  // Copy an answer; edit a question in place (sent as a new version of that turn).
   document.addEventListener("click", function (event) {
     var button = event.target.closest ? event.target.closest("button") : null;
     if (!button) return;
     if (button.classList.contains("action-copy")) copyAnswer(button);
     else if (button.classList.contains("action-edit")) editQuestion(button);
+    else if (button.classList.contains("action-edit-cancel")) cancelEdit(button);
     else if (button.classList.contains("menu-button")) openDrawer();
     else if (button.classList.contains("scroll-newest")) goToNewest();
     else if (button.classList.contains("drawer-close") || button.classList.contains("drawer-backdrop")) closeDrawer();
@@ -205,14 +206,25 @@
       done();
     }
   }
+  // Edit opens the question's own form: sending it starts a new version, the old one is kept.
   function editQuestion(button) {
-    var box = messageBox();
-    if (!box) return;
-    box.value = button.closest(".message").querySelector(".message-text").textContent;
-    fit(box);
-    syncSend();
-    box.focus();
-    box.setSelectionRange(box.value.length, box.value.length);
+    var message = button.closest(".message");
+    var form = message.querySelector(".edit-question");
+    if (!form) return;
+    message.classList.add("is-editing");
+    form.hidden = false;
+    var area = form.querySelector("textarea");
+    area.focus();
+    area.setSelectionRange(area.value.length, area.value.length);
+  }
+  function cancelEdit(button) {
+    var message = button.closest(".message");
+    var form = message.querySelector(".edit-question");
+    form.reset();
+    form.hidden = true;
+    message.classList.remove("is-editing");
+    var edit = message.querySelector(".action-edit");
+    if (edit) edit.focus();
   }
 
   // Phones: the sidebar is a drawer; it closes on Escape, on the backdrop, or on choosing a link.

@@ -149,20 +149,20 @@ def test_copy_regenerate_and_edit(page):
     expect(answer.get_by_role("button", name="Copied")).to_be_visible()
     assert page.evaluate("navigator.clipboard.readText()").startswith("Order #1041 (Rain jacket")
 
-    answer.get_by_role("button", name="Ask again for a new answer").click()
-    expect(page.locator("#turn-2-answer:not(.is-streaming)")).to_contain_text("Order #1041")
-    expect(page.locator(".message--user .message-text")).to_have_text(["Where is my order #1041?"] * 2)
-    expect(answer.get_by_role("button", name="Ask again for a new answer")).to_be_hidden()
+    answer.get_by_role("button", name="Ask again for a new answer").click()  # the same turn, again
+    expect(page.locator("#turn-1-answer:not(.is-streaming)")).to_contain_text("Order #1041")
+    expect(page.get_by_role("group", name="Answer 2 of 2")).to_be_visible()
+    expect(page.locator(".message--user .message-text")).to_have_text(["Where is my order #1041?"])
 
     page.locator("#turn-1-question").hover()
-    page.locator("#turn-1-question").get_by_role("button", name="Edit this question").click()
-    box = page.get_by_label("Message Nimbus")
+    page.locator("#turn-1-question").get_by_role("button", name="Edit question 1").click()
+    box = page.get_by_label("New wording of question 1")
     expect(box).to_have_value("Where is my order #1041?")
     expect(box).to_be_focused()
     box.fill("Where is my order #1042?")
-    box.press("Enter")
-    expect(page.locator("#turn-3-answer:not(.is-streaming)")).to_contain_text("Order #1042")
-    expect(page.locator(".message--user")).to_have_count(3)  # the old turns are kept
+    page.get_by_role("button", name="Send as a new version").click()
+    expect(page.locator("#turn-1-answer:not(.is-streaming)")).to_contain_text("Order #1042")
+    expect(page.get_by_role("group", name="Version 3 of 3")).to_be_visible()  # the old ones kept
 
 
 def test_a_second_tab_sees_the_first_tabs_reply_and_can_stop_it(page, reply_with):  # noqa: F811

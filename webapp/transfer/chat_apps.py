@@ -1,7 +1,8 @@
 """Readers for chat apps' own exports: ChatGPT's and Claude.ai's conversations.json, Open WebUI.
 
 ChatGPT and Open WebUI keep every edit and regeneration as a tree; the conversation a person saw
-last is the branch from the current node back to the root, which is what is imported.
+last is the branch from the current node back to the root, which is what is shown. ChatGPT's
+other branches come along as versions of the turn where each leaves it (webapp/branches.py).
 """
 from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
@@ -79,6 +80,26 @@ def chatgpt(record: dict, label: str) -> Checked:
     if current is None:  # very old exports: the newest leaf
         current = newest_leaf(mapping)
     path = branch(mapping, current, "parent", f"{label}, mapping", cut=notes)
+    pairs, uncalled = chatgpt_messages(path, label)
+    if uncalled:
+        notes.append(f"{label}: left out {uncalled} tool result{'s' if uncalled > 1 else ''} "
+                     "the export shows without the call that asked for it")
+    created = epoch(record.get("create_time"), f"{label}, create_time")
+    checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
+                               else None, created_at=iso(created))
+    on_branch = {node_id for node_id, _ in path}
+    checked.versions, kept = other_versions(mapping, on_branch, checked, label)
+    checked.left_out = sum(1 for node_id, node in mapping.items()
+                           if node_id not in on_branch | kept and shown(node))
+    checked.notes = notes
+    checked.archived = record.get("is_archived") is True
+    checked.source = source_key("chatgpt", record.get("conversation_id") or record.get("id"))
+    return checked
+
+
+def chatgpt_messages(path: list[tuple[str, dict]], label: str) -> tuple[list, int]:
+    """The neutral messages of one branch of a ChatGPT tree, each with where it came from, and
+    how many tool results it shows without the call that asked for them."""
     pairs: list[tuple[str, dict]] = []
     open_calls: list[dict] = []
     results: dict[str, dict] = {}  # this turn's answered calls: id → their tool message
@@ -145,19 +166,44 @@ def chatgpt(record: dict, label: str) -> Checked:
         if role == "user":
             open_calls.clear()
             results.clear()
-    if uncalled:
-        notes.append(f"{label}: left out {uncalled} tool result{'s' if uncalled > 1 else ''} "
-                     "the export shows without the call that asked for it")
-    created = epoch(record.get("create_time"), f"{label}, create_time")
-    checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
-                               else None, created_at=iso(created))
-    on_branch = {node_id for node_id, _ in path}
-    checked.left_out = sum(1 for node_id, node in mapping.items() if node_id not in on_branch
-                           and shown(node))
-    checked.notes = notes
-    checked.archived = record.get("is_archived") is True
-    checked.source = source_key("chatgpt", record.get("conversation_id") or record.get("id"))
-    return checked
+    return pairs, uncalled
+
+
+def other_versions(mapping: dict, on_branch: set, active: Checked,
+                   label: str) -> tuple[list[tuple[int, Checked]], set]:
+    """Every other leaf's branch (a regenerated answer, an edited question) as (the turn where it
+    leaves the imported path, its whole transcript), and the nodes they hold; a branch that does
+    not read as a transcript, or only goes on past the path's end, stays out (and is counted)."""
+    # A branch ends at a shown message with nothing shown after it (a hidden node may follow).
+    parents_of_shown = set()
+    for one in mapping.values():
+        seen = set()
+        while isinstance(one, dict) and shown(one) and one.get("parent") not in seen:
+            parent = one.get("parent")
+            if not isinstance(parent, str) or parent in parents_of_shown:
+                break
+            seen.add(parent)
+            parents_of_shown.add(parent)
+            one = mapping.get(parent)
+    versions, kept = [], set()
+    for node_id, one in mapping.items():
+        if (node_id in on_branch or node_id in parents_of_shown or not isinstance(one, dict)
+                or not shown(one)):
+            continue
+        try:
+            path = branch(mapping, node_id, "parent", f"{label}, mapping", cut=[])
+            other = check_transcript(closed(chatgpt_messages(path, label)[0]), label)
+        except InvalidImport:
+            continue
+        pairs = list(zip(active.raw, other.raw))
+        seq = next((i for i, (a, b) in enumerate(pairs) if a["messages"] != b["messages"]),
+                   len(pairs))
+        if seq == len(active.raw) == len(other.raw):  # a regenerated answer in the same words
+            seq -= 1
+        if seq < len(active.raw) and seq < len(other.raw):
+            versions.append((seq, other))
+            kept |= {step for step, _ in path}
+    return versions, kept
 
 
 def newest_leaf(mapping: dict):

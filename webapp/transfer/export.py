@@ -8,15 +8,16 @@ from ..plurals import plural
 from ..extensions import db
 from ..llm.messages import final_answer
 from ..context.summary.models import ConversationSummary
-from ..models import Conversation, RequestText
+from ..models import Conversation, RequestText, TurnAlternative
 from .memories import export_memories
 from .schema import Settings
 
 FORMAT = "nimbus.conversation"
 # 2: turns carry their pin or leave-out mark; 3: their feedback; 4: the memories the conversation
-# gave its owner, with their history (older files import)
-VERSION = 4
-READS = (1, 2, 3, 4)
+# gave its owner, with their history; 5: the versions of turns not shown (regenerated answers,
+# edited questions: webapp/branches.py) as "alternatives" (older files import)
+VERSION = 5
+READS = (1, 2, 3, 4, 5)
 TURN_FIELDS = ("outcome", "trace", "prompt_tokens", "completion_tokens", "context_tokens",
                "resend_tokens", "manifest", "mark", "marked_by_name", "feedback", "feedback_comment")
 
@@ -45,10 +46,30 @@ def export_conversation(conversation: Conversation) -> dict:
                           ConversationSummary.conversation_id == conversation.id))
                       if s.through_seq >= 0],
         "memories": export_memories(conversation),
+        "alternatives": [{"seq": a.seq, "position": a.position, "kind": a.kind,
+                          **exported_branch(a.branch)}
+                         for a in db.session.scalars(select(TurnAlternative).where(
+                             TurnAlternative.conversation_id == conversation.id)
+                             .order_by(TurnAlternative.seq, TurnAlternative.position))],
         # The texts the turns' request manifests refer to by hash (webapp/context/manifest.py).
         "request_texts": dict(db.session.execute(
             select(RequestText.hash, RequestText.text)
             .where(RequestText.conversation_id == conversation.id)).all()),
+    }
+
+
+def exported_branch(branch: dict) -> dict:
+    """A kept branch as the file carries it: its turns and summaries as the active path's are
+    written, the versions of its own turns within it; no row ids or people's ids."""
+    return {
+        "turns": [{"messages": t["messages"], "created_at": t.get("created_at"),
+                   **{f: t.get(f) for f in TURN_FIELDS}, "marked_at": t.get("marked_at"),
+                   "feedback_at": t.get("feedback_at")} for t in branch["turns"]],
+        "summaries": [{k: s.get(k) for k in ("style", "text", "through_seq", "topics",
+                                             "edited_by_name", "edited_at")}
+                      for s in branch.get("summaries", []) if s.get("through_seq", -1) >= 0],
+        "alternatives": [{"seq": a["seq"], "position": a["position"], "kind": a["kind"],
+                          **exported_branch(a["branch"])} for a in branch.get("alternatives", [])],
     }
 
 
@@ -95,6 +116,8 @@ def export_markdown(conversation: Conversation) -> str:
     if conversation.instructions:
         lines += ["<details><summary>Instructions</summary>", "",
                   *quoted(conversation.instructions), "", "</details>", ""]
+    from ..branches import versions
+    branched = versions(conversation.id)  # one small query: most turns have no other version
     for turn in conversation.turns:
         if turn.question:  # an imported transcript may open with Nimbus speaking
             lines += ["### Customer", "", turn.question, ""]
@@ -108,7 +131,27 @@ def export_markdown(conversation: Conversation) -> str:
                       "</details>", ""]
         if answer:
             lines += [answer, ""]
+        if turn.seq in branched:
+            lines += other_versions(turn)
     return "\n".join(lines)
+
+
+def other_versions(turn) -> list[str]:
+    """A turn's versions that are not shown (regenerated, edited away), folded under it: the
+    Markdown is the path shown, and says what else was asked and answered there."""
+    from ..branches import alternatives_of
+    others = alternatives_of(turn.conversation_id, turn.seq)
+    lines = [f"<details><summary>{plural(len(others), 'other version')} of this turn "
+             "(not sent)</summary>", ""]
+    for other in others:
+        more = f", and {plural(other.later, 'more turn')} of its branch" if other.later else ""
+        lines += [f"**Alternative {other.position} of {other.total}**{more}", ""]
+        question = other.messages[0].get("content") or ""
+        if other.kind == "question" and question:
+            lines += ["Customer:", "", *quoted(question), ""]
+        if answer := final_answer(other.messages):
+            lines += [*quoted(answer), ""]
+    return lines + ["</details>", ""]
 
 
 def quoted(text: str) -> list[str]:

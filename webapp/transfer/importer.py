@@ -17,7 +17,7 @@ from ..llm.messages import ROLES, compact_turn, final_answer
 from ..llm.tokens import estimate_messages
 from ..context.manifest import store_texts, text_hash
 from ..context.summary.models import ConversationSummary
-from ..models import Conversation, Turn, User, utcnow
+from ..models import Conversation, Turn, TurnAlternative, User, utcnow
 from .export import READS
 from .memories import import_memories
 from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord, bounded_text,
@@ -87,6 +87,10 @@ class Checked:
     pinned: bool = False  # the app showed it pinned (Open WebUI's `pinned`)
     archived: bool = False  # the app had archived it (Open WebUI's `archived`, ChatGPT's `is_archived`)
     source: str = ""  # its id in the app it came from ("chatgpt:…"): sources.py
+    # A Nimbus export's versions of turns not shown, as the file gave them (version 5).
+    extra_alternatives: list[dict] = field(default_factory=list)
+    # A chat app's other branches: (the turn where each leaves this path, its whole transcript).
+    versions: list = field(default_factory=list)
 
 
 def plain_turns(messages: list[tuple[str, dict]]) -> tuple[list[dict], list[str]]:
@@ -163,7 +167,8 @@ def check_nimbus(data: dict) -> Checked:
     except ValidationError as error:
         raise InvalidImport(reason(error)) from None
     return Checked(meta.turns, data["turns"], meta, meta.title, meta.created_at, meta.instructions,
-                   source=f"nimbus:{meta.id}" if meta.id and len(meta.id) <= 90 else "")
+                   source=f"nimbus:{meta.id}" if meta.id and len(meta.id) <= 90 else "",
+                   extra_alternatives=data.get("alternatives") or [])
 
 
 def import_all(checked: list[Checked], user: User, progress=None) -> list[Conversation]:
@@ -244,29 +249,9 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
         strategy=meta.strategy if meta else "compact",
         settings=meta.settings.model_dump(exclude_unset=True) if meta else {},
         instructions=checked.instructions, import_key=checked.source or None)
-    rows = []
     now = conversation.imported_at = utcnow()
-
-    def at(moment):
-        return not_after(moment, now)
-
-    for seq, (one, record) in enumerate(zip(turns, raw)):
-        messages = record["messages"]
-        compact = compact_turn(messages)
-        rows.append(dict(
-            seq=seq, messages=messages, compact=compact, question=messages[0]["content"],
-            answer=final_answer(messages), full_tokens=estimate_messages(messages),
-            compact_tokens=estimate_messages(compact),
-            tool_calls=sum(len(m.get("tool_calls") or []) for m in messages),
-            outcome=one.outcome if meta or final_answer(messages) else "unanswered",
-            trace=record.get("trace") or [],
-            prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
-            context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
-            manifest=record.get("manifest"), created_at=at(one.created_at) or now, heartbeat_at=now,
-            mark=one.mark, marked_by_name=as_imported(one.marked_by_name) if one.mark else "",
-            marked_at=at(one.marked_at) if one.mark else None, feedback=one.feedback,
-            feedback_comment=one.feedback_comment if one.feedback == "down" else "",
-            feedback_at=(at(one.feedback_at) or now) if one.feedback else None))
+    rows = [turn_row(one, record, seq, now, bool(meta))
+            for seq, (one, record) in enumerate(zip(turns, raw))]
     conversation.has_marks = any(one.mark for one in turns)
     conversation.turn_count = len(turns)
     conversation.history_tokens = sum(t["full_tokens"] for t in rows)
@@ -284,6 +269,49 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
     return conversation, rows
 
 
+def turn_row(one: TurnRecord, record: dict, seq: int, now: datetime, nimbus: bool) -> dict:
+    """A turn's row from its checked record and the record as the file gave it."""
+    messages = record["messages"]
+    compact = compact_turn(messages)
+    return dict(
+        seq=seq, messages=messages, compact=compact, question=messages[0]["content"],
+        answer=final_answer(messages), full_tokens=estimate_messages(messages),
+        compact_tokens=estimate_messages(compact),
+        tool_calls=sum(len(m.get("tool_calls") or []) for m in messages),
+        outcome=one.outcome if nimbus or final_answer(messages) else "unanswered",
+        trace=record.get("trace") or [],
+        prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
+        context_tokens=one.context_tokens, resend_tokens=one.resend_tokens,
+        manifest=record.get("manifest"), created_at=not_after(one.created_at, now) or now,
+        heartbeat_at=now, mark=one.mark,
+        marked_by_name=as_imported(one.marked_by_name) if one.mark else "",
+        marked_at=not_after(one.marked_at, now) if one.mark else None, feedback=one.feedback,
+        feedback_comment=one.feedback_comment if one.feedback == "down" else "",
+        feedback_at=(not_after(one.feedback_at, now) or now) if one.feedback else None)
+
+
+def as_text(row: dict) -> dict:
+    """A row as JSON keeps it: times as ISO text."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+
+
+def kept_branch(alternative, raw: dict, now: datetime) -> dict:
+    """A version from the file as webapp/branches.py keeps one: turn rows (new ids on the way
+    back), the versions of its own turns, its summaries; times as ISO text."""
+    text = as_text
+    return {
+        "turns": [text(turn_row(one, record, alternative.seq + i, now, True))
+                  for i, (one, record) in enumerate(zip(alternative.turns, raw["turns"]))],
+        "alternatives": [{"seq": inner.seq, "position": inner.position, "kind": inner.kind,
+                          "branch": kept_branch(inner, inner_raw, now),
+                          "created_at": now.isoformat()}
+                         for inner, inner_raw in zip(alternative.alternatives,
+                                                     raw.get("alternatives", []))],
+        "summaries": [text({**s.model_dump(), "updated_at": now, "failed_at": None,
+                            "failure": ""}) for s in alternative.summaries],
+    }
+
+
 def add_extras(checked: Checked, conversation: Conversation, user: User) -> None:
     """A Nimbus export's request texts, summaries and memories, once the conversation exists."""
     meta, turns = checked.meta, checked.turns
@@ -297,5 +325,20 @@ def add_extras(checked: Checked, conversation: Conversation, user: User) -> None
                 through_seq=record.through_seq, topics=record.topics,
                 edited_by_name=as_imported(record.edited_by_name),
                 edited_at=not_after(record.edited_at, conversation.imported_at)))
+    for alternative, raw in zip(meta.alternatives if meta else [], checked.extra_alternatives):
+        db.session.add(TurnAlternative(conversation_id=conversation.id, seq=alternative.seq,
+                                       position=alternative.position, kind=alternative.kind,
+                                       branch=kept_branch(alternative, raw, utcnow())))
+    places: dict[int, int] = {}
+    for seq, other in checked.versions:  # a chat app's other branches, each where it leaves
+        places[seq] = places.get(seq, 0) + 1
+        same = other.raw[seq]["messages"][0] == checked.raw[seq]["messages"][0]
+        db.session.add(TurnAlternative(
+            conversation_id=conversation.id, seq=seq, position=places[seq],
+            kind="answer" if same else "question",
+            branch={"turns": [as_text(turn_row(one, record, seq + i, utcnow(), False))
+                              for i, (one, record) in enumerate(zip(other.turns[seq:],
+                                                                    other.raw[seq:]))],
+                    "alternatives": [], "summaries": []}))
     if meta and meta.memories:
         import_memories(meta.memories, conversation, user, len(turns))

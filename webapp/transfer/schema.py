@@ -280,9 +280,43 @@ class MemoryRecord(Strict):
         return self
 
 
+class AlternativeRecord(Strict):
+    """A version of turn `seq` that was not the one shown (version 5): its branch's turns from
+    `seq` on, the versions of those turns, and the rolling summary that covered them."""
+    seq: Annotated[int, Field(ge=0, le=INT32)]
+    position: Annotated[int, Field(ge=1, le=10_000)]  # its place among the turn's versions
+    kind: Literal["answer", "question"]
+    turns: Annotated[list[TurnRecord], Field(min_length=1, max_length=100_000)]
+    alternatives: list["AlternativeRecord"] = []
+    summaries: list[SummaryRecord] = []
+
+    @model_validator(mode="after")
+    def placed(self):
+        check_versions(self.alternatives, self.seq + 1, self.seq + len(self.turns))
+        return self
+
+
+def check_versions(alternatives: list[AlternativeRecord], first: int, end: int) -> None:
+    """Each version leaves the path at one of its turns (first ≤ seq < end), and the versions
+    of a turn hold distinct places with one free for the version shown."""
+    places: dict[int, set[int]] = {}
+    for alternative in alternatives:
+        if not first <= alternative.seq < end:
+            raise ValueError(f"an alternative of turn {alternative.seq + 1} leaves a branch that "
+                             f"has no such turn")
+        places.setdefault(alternative.seq, set())
+        if alternative.position in places[alternative.seq]:
+            raise ValueError(f"turn {alternative.seq + 1} has two alternatives at place "
+                             f"{alternative.position}")
+        places[alternative.seq].add(alternative.position)
+    for seq, taken in places.items():
+        if max(taken) > len(taken) + 1:
+            raise ValueError(f"the alternatives of turn {seq + 1} leave more than one place free")
+
+
 class ConversationExport(Strict):
     format: Literal["nimbus.conversation"]
-    version: Literal[1, 2, 3, 4]
+    version: Literal[1, 2, 3, 4, 5]
     id: str | None = None  # an import always gets a new id
     title: str | None = None
     strategy: str = "compact"
@@ -293,6 +327,12 @@ class ConversationExport(Strict):
     request_texts: dict[str, str] = {}  # the manifests' texts by hash
     summaries: list[SummaryRecord] = []  # version 2: the rolling summaries, hand edits marked
     memories: list[MemoryRecord] = []  # version 4: what it taught about its owner, with history
+    alternatives: list[AlternativeRecord] = []  # version 5: regenerated answers, edited questions
+
+    @model_validator(mode="after")
+    def versions_placed(self):
+        check_versions(self.alternatives, 0, len(self.turns))
+        return self
 
     @field_validator("strategy")
     @classmethod
