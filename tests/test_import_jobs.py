@@ -129,7 +129,7 @@ def test_an_import_whose_worker_died_long_ago_reads_as_failed(app, guest, held):
     record.updated_at = utcnow() - import_jobs.STALE_AFTER - timedelta(minutes=1)
     db.session.commit()
     partial = guest.get(page_url + "/progress").text
-    assert "its worker ended before it finished" in partial and "hx-get" not in partial
+    assert "its worker ended before it finished." in partial and "hx-get" not in partial
 
 
 def test_a_job_queued_again_after_its_worker_died_stores_no_copies(app, guest, held):
@@ -172,3 +172,20 @@ def test_another_customers_write_is_never_locked_out_between_batches(app, guest,
     assert "Imported 15 conversations" in page.text
     assert results == ["written"] * 3
     assert db.session.query(Conversation).count() == 15
+
+
+def test_the_sweep_fails_stale_imports_and_deletes_their_files(app, guest, held):
+    post(guest, jsonl(2))
+    post(guest, jsonl(3))
+    running, queued = db.session.query(Import).order_by(Import.created_at).all()
+    running.status, running.stored = "running", 1
+    running.updated_at = utcnow() - import_jobs.STALE_AFTER - timedelta(minutes=1)
+    db.session.commit()
+    assert import_jobs.fail_stale_imports() == 1  # the queued one is young: its job may come
+    assert "1 conversation stored; import the file again" in db.session.get(Import, running.id).error
+    assert not any(map(os.path.exists, import_jobs.upload_paths(running)))
+    assert all(map(os.path.exists, import_jobs.upload_paths(queued)))
+    queued.created_at = utcnow() - import_jobs.NEVER_STARTED - timedelta(minutes=1)
+    db.session.commit()
+    assert import_jobs.fail_stale_imports() == 1 and uploads(app) == []
+    assert db.session.get(Import, queued.id).error.startswith("The import never started")

@@ -7,7 +7,9 @@ for everyone else's sends; when it ends, done or failed, the files are deleted.
 
 A worker killed mid-import leaves the row "running": the job's lease runs out and the minute's
 sweep queues it again, and the run that follows skips what was already stored (sources.py keys
-every conversation). One left running without a sign of life for STALE_AFTER reads as failed.
+every conversation). One left running without a sign of life for STALE_AFTER, or queued for
+NEVER_STARTED (its job was lost with the queue), reads as failed; a sweep every ten minutes marks
+it so and deletes its files.
 """
 import logging
 import os
@@ -18,7 +20,10 @@ from datetime import timedelta
 from flask import current_app
 
 from ..extensions import db
-from ..jobs import job
+from huey import crontab
+from sqlalchemy import or_, select
+
+from ..jobs import app_context, huey, job
 from ..models import Import, User, utcnow
 from ..plurals import plural
 from .batch import ImportResult, import_files
@@ -26,6 +31,7 @@ from .importer import InvalidImport, queue_vectors
 
 log = logging.getLogger(__name__)
 STALE_AFTER = timedelta(minutes=15)  # a running import not heard from this long has died
+NEVER_STARTED = timedelta(hours=6)  # a queued import no worker took this long: its job was lost
 SAVE_EVERY = 1.0  # seconds between progress writes while files are checked
 
 
@@ -50,9 +56,38 @@ def remove_uploads(record: Import) -> None:
 
 
 def is_stale(record: Import, now=None) -> bool:
-    """A running import whose job has not written progress for STALE_AFTER: its worker died and
-    the sweep gave it up (or no worker is left to run it)."""
-    return record.status == "running" and record.updated_at < (now or utcnow()) - STALE_AFTER
+    """A running import whose job has not written progress for STALE_AFTER (its worker died and
+    the sweep gave it up), or a queued one whose job never started."""
+    now = now or utcnow()
+    return (record.status == "running" and record.updated_at < now - STALE_AFTER) or \
+        (record.status == "queued" and record.created_at < now - NEVER_STARTED)
+
+
+def stale_reason(record: Import) -> str:
+    if record.status == "queued":
+        return "The import never started: no worker took it. Import the file again."
+    return ("The import stopped: its worker ended before it finished"
+            + (f" ({plural(record.stored, 'conversation')} stored; import the file again to add "
+               "the rest)." if record.stored else "."))
+
+
+def fail_stale_imports(now=None) -> int:
+    """Mark stale imports failed and delete their files; how many."""
+    now = now or utcnow()
+    rows = db.session.scalars(select(Import).where(or_(
+        (Import.status == "running") & (Import.updated_at < now - STALE_AFTER),
+        (Import.status == "queued") & (Import.created_at < now - NEVER_STARTED))).limit(100)).all()
+    for record in rows:
+        record.error, record.status, record.finished_at = stale_reason(record), "failed", now
+        remove_uploads(record)
+    db.session.commit()
+    return len(rows)
+
+
+@huey.periodic_task(crontab(minute="*/10"), name="fail_stale_imports")
+def fail_stale_imports_every_ten_minutes() -> None:
+    with app_context():
+        fail_stale_imports()
 
 
 class Progress:
@@ -147,4 +182,4 @@ def audit(uploader: User, owner: User, result: ImportResult) -> None:
                             + (["instructions and memories left out"] if result.withheld else [])))
 
 
-JOBS = (import_job,)
+JOBS = (import_job, fail_stale_imports_every_ten_minutes)

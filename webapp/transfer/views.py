@@ -20,7 +20,7 @@ from .export import export_conversation, export_markdown, export_openai
 from .formats import FORMATS
 from .batch import ImportResult
 from .importer import InvalidImport
-from .jobs import import_job, is_stale, remove_uploads, upload_paths
+from .jobs import import_job, is_stale, remove_uploads, stale_reason, upload_paths
 from ..security.refusals import refuse_http_error, refusal
 
 bp = Blueprint("transfer", __name__)
@@ -102,8 +102,7 @@ def progress_context(record: Import) -> dict:
     """What the progress partial shows: how far the job got, or what it stored, or why it failed."""
     failed = record.status == "failed" or is_stale(record)
     return {"imp": record, "failed": failed, "owner": db.session.get(User, record.owner_id),
-            "error": (record.error or "The import stopped: its worker ended before it finished.")
-            if failed else None,
+            "error": (record.error or stale_reason(record)) if failed else None,
             "result": ImportResult.from_json(record.result) if record.status == "done" else None}
 
 
