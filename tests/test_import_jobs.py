@@ -133,6 +133,8 @@ def test_an_import_whose_worker_died_long_ago_reads_as_failed(app, guest, held):
 
 
 def test_a_job_queued_again_after_its_worker_died_stores_no_copies(app, guest, held):
+    from webapp.hooks import JOBS
+    assert JOBS["import_job"] is import_jobs.import_job  # the sweep queues a crashed one again
     post(guest, jsonl(4))
     [task] = held
     record = db.session.query(Import).one()
