@@ -12,7 +12,7 @@ from flask import g
 from webapp.extensions import db
 from webapp.memories.scopes import SessionScope
 from webapp.memories.store import remember
-from webapp.models import ShareLink, utcnow
+from webapp.models import Import, ShareLink, utcnow
 
 from .accounts_support import make_account, sign_in
 from .support import ask, make_app, wait_for_replies
@@ -55,6 +55,7 @@ MATRIX = {
     "personal_data.show_account": EVERYONE, "personal_data.download_data": EVERYONE,
     "personal_data.delete_data": EVERYONE, "chat.set_trim_notes": EVERYONE,
     "transfer.show_import": EVERYONE, "transfer.upload": EVERYONE,  # into their own account
+    "transfer.show_progress": {"owner"}, "transfer.progress": {"owner"},  # an upload: its uploader's
     # Public: signing in, and a share link (the token is the permission).
     "accounts.login": EVERYONE, "accounts.logout": EVERYONE, "accounts.signup": EVERYONE,
     "share.show_shared": EVERYONE, "static": EVERYONE,
@@ -84,7 +85,9 @@ def world(tmp_path, migrated_database):
         shared, _ = remember(SessionScope(owner.tenant_id, None), "Ships from Lisbon", app.config,
                              source="hand", personal=False)
         link = ShareLink(conversation_id=conversation.id, expires_at=utcnow().replace(year=2100))
-        db.session.add(link)
+        upload = Import(user_id=owner.id, owner_id=owner.id, tenant_id=owner.tenant_id,
+                        options={"format": "auto", "files": []})
+        db.session.add_all([link, upload])
         db.session.commit()
         clients = {}
         for actor, email in (("owner", "owner@example.com"), ("customer", "other@example.com"),
@@ -97,7 +100,8 @@ def world(tmp_path, migrated_database):
         clients["guest"].get("/")
         from webapp.staff.shares import serializer
         values = {"conversation_id": conversation.id, "seq": 0, "number": 1, "link_id": link.id,
-                  "token": serializer().dumps([link.id, link.key]), "filename": "css/base.css"}
+                  "token": serializer().dumps([link.id, link.key]), "filename": "css/base.css",
+                  "import_id": upload.id}
         yield app, clients, values, {"memories": memory.id, "settings": shared.id}
         wait_for_replies(app)
         db.session.remove()

@@ -158,6 +158,11 @@ def count_for(table, stored) -> int:
     return count
 
 
+# A column that copies its parent's (column holding the parent's key, the parent's column):
+# the database fills turns.owner_id in on insert, and a revision that has it is filled the same.
+FROM_PARENT = {("turns", "owner_id"): ("conversation_id", "user_id")}
+
+
 def row_for(table, i: int, stored) -> dict:
     row: dict = {}
     for column in table.columns:  # foreign keys first: other values may follow from them
@@ -177,6 +182,9 @@ def row_for(table, i: int, stored) -> dict:
             row[column.name] = parent_row(stored, table, "conversation_id", row).get("user_id")
         elif name in REALISTIC:
             row[column.name] = REALISTIC[name](i, row)
+        elif name in FROM_PARENT:
+            key, parent_column = FROM_PARENT[name]
+            row[column.name] = parent_row(stored, table, key, row)[parent_column]
         elif name in NOT_SET:
             row[column.name] = None
         elif column.name in row:

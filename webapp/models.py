@@ -228,6 +228,27 @@ class JobRun(db.Model):
     lease_until: Mapped[datetime] = mapped_column(index=True)
 
 
+class Import(db.Model):
+    """An upload at /import, parsed and stored by a background job: its progress while it runs,
+    then what it stored and skipped (the page reads both). The file waits in the instance folder
+    until the job ends, done or failed."""
+    __tablename__ = "imports"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_conversation_id)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)  # who uploaded
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))  # into whose account
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(10), default="queued")  # queued|running|done|failed
+    options: Mapped[dict] = mapped_column(JSON, default=dict)  # format, strict, distil, files
+    total: Mapped[int] = mapped_column(default=0)  # conversations in the files (0: not known yet)
+    checked: Mapped[int] = mapped_column(default=0)  # conversations checked so far
+    stored: Mapped[int] = mapped_column(default=0)  # conversations written (committed) so far
+    result: Mapped[dict | None] = mapped_column(JSON)  # the page's summary, once done
+    error: Mapped[str] = mapped_column(Text, default="", server_default="")  # why it failed
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)  # its job's last sign of life
+    finished_at: Mapped[datetime | None]
+
+
 class AuditEntry(db.Model):
     """Who did what, when: staff opening a customer's conversation, deletions. Never content."""
     __tablename__ = "audit_log"

@@ -44,6 +44,18 @@ class ImportResult:
         self.left_out += sum(one.left_out for one in stored)
         self.notes += [line for one in stored for line in one.notes]
 
+    def to_json(self) -> dict:
+        """What the page shows of it, stored with the import (webapp/transfer/jobs.py)."""
+        return {"conversations": [[c.id, c.title, c.turn_count] for c in self.conversations],
+                "skipped": self.skipped, "left_out": self.left_out, "notes": self.notes,
+                "already": self.already, "withheld": self.withheld, "personal": self.personal}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ImportResult":
+        return cls([Imported(*one) for one in data.get("conversations", [])],
+                   **{key: data[key] for key in ("skipped", "left_out", "notes", "already",
+                                                 "withheld", "personal") if key in data})
+
     @property
     def turns(self) -> int:
         return sum(c.turn_count for c in self.conversations)
@@ -93,10 +105,10 @@ def read_files(files: list[tuple[str, bytes]], fmt: str = "auto", strict: bool =
     return checked, skipped
 
 
-def import_each(checked: list[Checked], user: User, progress=None) -> ImportResult:
+def import_each(checked: list[Checked], user: User, progress=None, stored=None) -> ImportResult:
     """Store the checked conversations, committing between them every WRITE_BATCH, so each is
     stored whole or not at all and a failure keeps those committed before it; `progress(turns)`
-    is called after each batch. Everything that can refuse a conversation was checked before:
+    and `stored(conversations)` are called after each batch's commit. Everything that can refuse a conversation was checked before:
     writing it cannot. (A commit per conversation would spend most of the import on fsync.)"""
     result = ImportResult()
     try:
@@ -107,6 +119,8 @@ def import_each(checked: list[Checked], user: User, progress=None) -> ImportResu
             db.session.commit()
             if progress:
                 progress(sum(len(one.turns) for one in batch))
+            if stored:
+                stored(len(batch))
     except BaseException:
         db.session.rollback()
         raise
@@ -114,10 +128,12 @@ def import_each(checked: list[Checked], user: User, progress=None) -> ImportResu
 
 
 def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
-                 strict: bool = False, personal: bool = True) -> ImportResult:
+                 strict: bool = False, personal: bool = True, checking=None,
+                 stored=None) -> ImportResult:
     """Read and store `files` for `user`: record by record, or (strict) all or nothing; without
-    `personal` (staff importing for a customer) the files' instructions and memories are left out."""
-    checked, skipped = read_files(files, fmt, strict)
+    `personal` (staff importing for a customer) the files' instructions and memories are left out.
+    `checking` is read_files' `progress`, `stored` import_each's (the import job's progress)."""
+    checked, skipped = read_files(files, fmt, strict, checking)
     checked, already = not_yet_imported(checked, user)
     counts = personal_counts(checked)
     withheld = ""
@@ -131,8 +147,10 @@ def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
     if strict:
         result = ImportResult(list(map(Imported.of, import_all(checked, user))), skipped)
         result.count(checked)
+        if stored:
+            stored(len(checked))
     else:
-        result = import_each(checked, user)
+        result = import_each(checked, user, stored=stored)
         result.skipped[:0] = skipped
     result.withheld, result.personal, result.already = withheld, counts, already
     return result

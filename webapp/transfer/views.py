@@ -7,19 +7,20 @@ the shop, audited), so a link never tells whether a foreign conversation exists.
 import json
 import re
 
-from flask import Blueprint, Response, current_app, g, render_template, request
+from flask import (Blueprint, Response, abort, current_app, g, make_response, redirect,
+                   render_template, request, url_for)
 from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..extensions import db
-from ..models import User
-from ..plurals import plural
+from ..jobs import enqueue
+from ..models import Import, User
 from ..access import get_conversation_or_404
 from .export import export_conversation, export_markdown, export_openai
 from .formats import FORMATS
-from ..memories.imported import leave_undistilled
-from .batch import import_files
-from .importer import InvalidImport, queue_vectors
+from .batch import ImportResult
+from .importer import InvalidImport
+from .jobs import import_job, is_stale, remove_uploads, stale_reason, upload_paths
 from ..security.refusals import refuse_http_error, refusal
 
 bp = Blueprint("transfer", __name__)
@@ -53,51 +54,73 @@ def show_import():
 
 @bp.post("/import")
 def upload():
-    """Import the uploaded files conversation by conversation (or, strict, all or none) and list
-    what was imported and what was skipped."""
+    """Save the uploaded files and queue the job that imports them (jobs.py), then show the
+    import's page, which follows its progress: the request never parses a file itself."""
     files = [f for f in request.files.getlist("file") if f.filename]
     fmt = request.form.get("format", "auto")
-    strict = bool(request.form.get("strict"))
     try:
         if not files:
             raise InvalidImport("choose a file to import")
         if fmt not in FORMATS:
             raise InvalidImport(f"unknown format {fmt[:20]!r}")
         owner = import_owner(request.form.get("customer", "").strip())
-        raws = []
-        for file in files:
-            try:  # a large upload is a temporary file: closed as soon as it is read
-                raws.append((file.filename[:80], file.read()))
-            finally:
-                file.close()
-        try:
-            # Staff read customers' conversations; writing what the assistant will believe about
-            # a customer (memories) or obey in their chats (instructions) is an admin's act.
-            personal = owner.id == g.user.id or g.user.is_admin
-            result = import_files(raws, owner, fmt, strict, personal=personal)
-        except InvalidImport as error:  # a single file's refusal names it too
-            raise InvalidImport(f"{raws[0][0]}: {error}" if len(raws) == 1 else str(error)) \
-                from None
-        if not request.form.get("distil"):
-            leave_undistilled(result.conversations)
-        queue_vectors(result.conversations, current_app.config)
     except InvalidImport as error:
-        db.session.rollback()
+        for file in files:
+            file.close()
         return render_template("transfer/import.html", formats=FORMATS, result=None,
                                error=f"Nothing was imported: {error}", chosen=fmt), 400
-    if owner.id != g.user.id:
-        from ..audit import record
-        written = [plural(n, what) for what, n in (
-            ("conversation instruction", result.personal["instructions"]),
-            ("memory", result.personal["memories"])) if n]
-        record(g.user, "imported conversations", customer=owner,
-               detail=", ".join([plural(len(result.conversations), "conversation"), *written]
-                                + ([f"{len(result.skipped)} skipped"] if result.skipped else [])
-                                + ([f"{result.already} already imported"] if result.already else [])
-                                + (["instructions and memories left out"] if result.withheld else [])))
-        db.session.commit()
-    return render_template("transfer/import.html", formats=FORMATS, result=result,
-                           owner=owner, error=None, chosen=fmt)
+    record = Import(user_id=g.user.id, owner_id=owner.id, tenant_id=owner.tenant_id, options={
+        "format": fmt, "strict": bool(request.form.get("strict")),
+        "distil": bool(request.form.get("distil")), "files": [f.filename[:80] for f in files]})
+    db.session.add(record)
+    db.session.flush()  # its id names the files
+    try:
+        for file, path in zip(files, upload_paths(record)):
+            try:  # a large upload is a temporary file already: copied, never read into memory
+                file.save(path)
+            finally:
+                file.close()
+    except OSError:
+        db.session.rollback()
+        remove_uploads(record)
+        raise
+    db.session.commit()
+    enqueue(import_job, record.id)
+    return redirect(url_for("transfer.show_progress", import_id=record.id), 303)
+
+
+def own_import_or_404(import_id: str) -> Import:
+    """The visitor's own import; anyone else's (or none) is the same 404."""
+    record = db.session.get(Import, import_id) if re.fullmatch(r"[0-9a-f]{32}", import_id) else None
+    user = g.get("user")
+    if record is None or user is None or record.user_id != user.id:
+        abort(404)
+    return record
+
+
+def progress_context(record: Import) -> dict:
+    """What the progress partial shows: how far the job got, or what it stored, or why it failed."""
+    failed = record.status == "failed" or is_stale(record)
+    return {"imp": record, "failed": failed, "owner": db.session.get(User, record.owner_id),
+            "error": (record.error or stale_reason(record)) if failed else None,
+            "result": ImportResult.from_json(record.result) if record.status == "done" else None}
+
+
+@bp.get("/imports/<import_id>")
+def show_progress(import_id):
+    """The import's page: its progress while the job runs, then its result, and the form."""
+    record = own_import_or_404(import_id)
+    return render_template("transfer/import.html", formats=FORMATS,
+                           chosen=record.options.get("format"), **progress_context(record))
+
+
+@bp.get("/imports/<import_id>/progress")
+def progress(import_id):
+    """The progress partial the page polls every second until the import is done or failed."""
+    record = own_import_or_404(import_id)
+    response = make_response(render_template("transfer/_progress.html", **progress_context(record)))
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def import_owner(email: str) -> User:
@@ -134,6 +157,9 @@ def refuse_large_upload(error):
 
 
 def init_app(app) -> None:
+    from ..jobs import register_jobs
+    from . import jobs
     app.register_blueprint(bp)
+    register_jobs(*jobs.JOBS)  # a worker killed mid-import: the sweep queues it again
     # First of all: the CSRF check and the request checks read the form, which parses the body.
     app.before_request_funcs.setdefault(None, []).insert(0, allow_large_uploads)
