@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0039_background_imports'
-down_revision = '0036_owner_scoped_keyword_index'
+down_revision = '0038_turn_alternatives'
 branch_labels = None
 depends_on = None
 
