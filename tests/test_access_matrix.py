@@ -10,8 +10,8 @@ import pytest
 from flask import g
 
 from webapp.extensions import db
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 from webapp.models import ShareLink, utcnow
 
 from .accounts_support import make_account, sign_in

@@ -65,7 +65,7 @@ def test_context_importing_the_agent_is_an_upward_import(tmp_path, text):
 def test_a_package_init_may_wire_in_its_own_views_and_commands(tmp_path):
     root = tree(tmp_path, {"memories/__init__.py": "def init_app(app):\n"
                                                    "    from . import cli, views\n",
-                           "memories/cli.py": "", "memories/views.py": ""})
+                           "memories/cli.py": "", "memories/panel/views.py": ""})
     assert upward(graph(root)) == []
 
 

@@ -88,7 +88,7 @@ def admin_required(view):
 
 def may_edit_memory(user, scope, memory) -> bool:
     """People change the memories that are theirs; the shop-wide ones only admins, in settings."""
-    from .memories.store import editable
+    from .memories.store.rows import editable
     return user is not None and memory is not None and editable(scope, memory)
 
 

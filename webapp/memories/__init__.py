@@ -8,7 +8,10 @@ def init_app(app) -> None:
     from .. import hooks
     from ..agent.tools import register_tools
     from ..jobs import register_jobs
-    from . import block, cli, jobs, lost_vectors, offline_distiller, report_views, tools, views
+    from . import block, cli, jobs, tools
+    from .distiller import offline as offline_distiller
+    from .panel import report_views, views
+    from .search import lost_vectors
     hooks.add(hooks.SECTION_SOURCES, block.memory_section, first=True)
     register_tools(*tools.TOOLS)
     hooks.add(hooks.AFTER_TURN, jobs.after_turn)
