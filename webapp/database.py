@@ -50,7 +50,7 @@ def listen_for_changes() -> None:
     """What the database does beside storing rows: keyword indexes made with the tables, and
     the hints that spare assembly lookups that would find nothing."""
     from .context import hints
-    from .memories.search import keyword_index
+    from .memories import keyword_index
     keyword_index.listen()
     hints.listen()
 

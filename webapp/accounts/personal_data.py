@@ -12,9 +12,7 @@ from sqlalchemy import and_, delete, func, or_, select, update
 from ..plurals import plural
 from ..extensions import db
 from ..memories.models import Memory, MemoryRevision
-from ..memories.store.revisions import memory_records
-from ..memories.store.scopes import ACCOUNT, ORDER
-from ..memories.store.sharing import sharing_choice
+from ..memories import ACCOUNT, ORDER, memory_records, sharing_choice
 from ..models import Conversation, RequestText, Turn, User, utcnow
 from ..shop.models import Order, Ticket
 from ..transfer import export_conversation
@@ -115,6 +113,6 @@ def delete_user_data(user: User, requested_by: str) -> dict:
                    f"{plural(counts['redacted_texts'], 'prompt text')} of others blanked; "
                    f"email digest {digest}"))
     db.session.commit()
-    from ..memories.search.keyword_index import forget_deleted_words
+    from ..memories import forget_deleted_words
     forget_deleted_words()
     return counts

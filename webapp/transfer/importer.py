@@ -182,7 +182,7 @@ def queue_vectors(conversations: list[Conversation], config) -> bool:
     if not config.get("NIMBUS_MEMORY_SEARCH"):
         return False
     from ..jobs import enqueue
-    from ..memories.jobs import embed_conversation_job
+    from ..memories import embed_conversation_job
     for conversation in conversations:
         enqueue(embed_conversation_job, conversation.id)
     return True

@@ -9,8 +9,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..memories.models import Memory, MemoryRevision
-from ..memories.store.revisions import history_of
-from ..memories.store.scopes import ACCOUNT, ORDER, TENANT_WORD, InvalidScope, SessionScope
+from ..memories import ACCOUNT, ORDER, TENANT_WORD, InvalidScope, SessionScope, history_of
 from ..models import Conversation, User, utcnow
 from ..shop.models import Order
 from .schema import MemoryRecord

@@ -15,7 +15,7 @@ from ..plurals import plural
 from ..access import get_conversation_or_404
 from .export import export_conversation, export_markdown, export_openai
 from .formats import FORMATS
-from ..memories.distiller.imported import leave_undistilled
+from ..memories import leave_undistilled
 from .batch import import_files
 from .importer import InvalidImport, queue_vectors
 

@@ -107,6 +107,11 @@ def editable(scope: SessionScope, memory: Memory) -> bool:
     return memory.memorable_type == ORDER and memory.memorable_id in scope.orders.values()
 
 
+def may_edit_memory(user, scope: SessionScope, memory: Memory | None) -> bool:
+    """People change the memories that are theirs; the shop-wide ones only admins, in settings."""
+    return user is not None and memory is not None and editable(scope, memory)
+
+
 def update_content(memory: Memory, content, config, by: Changer = SHELL) -> Memory:
     """Change what a memory says; the old text stays in its history, never silently lost."""
     text = clean_content(content)
