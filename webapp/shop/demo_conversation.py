@@ -7,7 +7,8 @@ from contextlib import contextmanager
 
 from sqlalchemy import select
 
-from ..agent.loop import AFTER_TURN, run_turn
+from ..agent.loop import run_turn
+from ..hooks import AFTER_TURN
 from ..context.pins import set_mark
 from ..context.plans import EXCLUDED, WORDS_MAY_REMAIN
 from ..context.summary.jobs import fold_due, queue_summary
