@@ -33,13 +33,13 @@ from webapp import create_app  # noqa: E402
 from webapp.accounts import get_or_create_tenant, get_or_create_user  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
-from webapp.memories.embeddings import MINILM_NAME, MiniLMEmbedder, to_bytes  # noqa: E402
-from webapp.memories.history import search_turns  # noqa: E402
+from webapp.memories.search.embeddings import MINILM_NAME, MiniLMEmbedder, to_bytes  # noqa: E402
+from webapp.memories.search.conversations import search_turns  # noqa: E402
 from webapp.memories.models import Memory, TurnVector  # noqa: E402
 from webapp.models import Conversation, Turn, User  # noqa: E402
 from webapp.plurals import plural  # noqa: E402
-from webapp.memories.recall import for_prompt, search  # noqa: E402
-from webapp.memories.scopes import SessionScope  # noqa: E402
+from webapp.memories.search.recall import for_prompt, search  # noqa: E402
+from webapp.memories.store.scopes import SessionScope  # noqa: E402
 
 SIZES = [100, 1_000, 10_000, 100_000]
 TURNS = 10_000  # one person's turns for the conversation-search row
@@ -188,7 +188,7 @@ def embedding_throughput(config) -> None:
     one text per model run and one commit per row, against batches on every core."""
     from bench.recall_corpus import build
     from bench.recall_corpus import import_file
-    from webapp.memories.history import store_turn_vectors, turn_text
+    from webapp.memories.search.conversations import store_turn_vectors, turn_text
     from webapp.memories.models import TurnVector
     from webapp.models import Turn
     from webapp.transfer import import_conversation

@@ -22,9 +22,9 @@ tree, folder = sys.argv[1], sys.argv[2]
 sys.path.insert(0, tree)
 from webapp import create_app
 from webapp.database import create_schema
-from webapp.memories.embeddings import MiniLMEmbedder
-from webapp.memories.history import search_turns
-from webapp.memories.recall import search
+from webapp.memories.search.embeddings import MiniLMEmbedder
+from webapp.memories.search.conversations import search_turns
+from webapp.memories.search.recall import search
 from bench.memory_search import QUERIES, TURNS, build, build_turns, sentences
 app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{folder}/bench.db"})
 with app.app_context():

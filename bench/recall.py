@@ -31,8 +31,8 @@ from webapp.accounts import get_or_create_tenant, get_or_create_user  # noqa: E4
 from webapp.config import DEFAULTS  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
-from webapp.memories.embeddings import MINILM_NAME, MiniLMEmbedder, from_bytes, get_embedder
-from webapp.memories.history import search_turns, store_turn_vectors  # noqa: E402
+from webapp.memories.search.embeddings import MINILM_NAME, MiniLMEmbedder, from_bytes, get_embedder
+from webapp.memories.search.conversations import search_turns, store_turn_vectors  # noqa: E402
 from webapp.memories.models import TurnVector  # noqa: E402
 from webapp.models import Conversation, Turn  # noqa: E402
 from webapp.transfer import import_conversation  # noqa: E402

@@ -29,12 +29,12 @@ from webapp import create_app  # noqa: E402
 from webapp.accounts import get_or_create_tenant  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
-from webapp.memories.history import newest_turns, search_turns  # noqa: E402
-from webapp.memories.keywords import STOPWORDS  # noqa: E402
+from webapp.memories.search.conversations import newest_turns, search_turns  # noqa: E402
+from webapp.memories.search.keywords import STOPWORDS  # noqa: E402
 from webapp.memories.models import Memory  # noqa: E402
-from webapp.memories.recall import for_prompt, search  # noqa: E402
-from webapp.memories.scopes import SessionScope  # noqa: E402
-from webapp.memories.store import newest  # noqa: E402
+from webapp.memories.search.recall import for_prompt, search  # noqa: E402
+from webapp.memories.store.scopes import SessionScope  # noqa: E402
+from webapp.memories.store.rows import newest  # noqa: E402
 from webapp.models import Conversation, Turn, User  # noqa: E402
 
 VERBS = ["prefers", "asked about", "asked for", "complained about", "wants updates on",

@@ -35,8 +35,8 @@ from webapp.llm.offline import OfflineModel  # noqa: E402
 from webapp.llm.base import Reply  # noqa: E402
 from webapp.llm.messages import user_message  # noqa: E402
 from webapp.context.assemble import STRATEGIES, SUMMARY_STRATEGIES  # noqa: E402
-from webapp.memories.distiller import MARKER  # noqa: E402
-from webapp.memories.phrasing import in_third_person  # noqa: E402
+from webapp.memories.distiller.distil import MARKER  # noqa: E402
+from webapp.memories.distiller.phrasing import in_third_person  # noqa: E402
 from webapp.llm.tokens import estimate_messages  # noqa: E402
 from webapp.context.summary.section import cached_summary, summary_messages  # noqa: E402
 from webapp.models import Turn  # noqa: E402

@@ -7,10 +7,10 @@ active (each kept in the history of the memory that replaced it). Typed as peopl
 from dataclasses import dataclass
 
 from webapp.extensions import db
-from webapp.memories.distiller import distil_conversation
-from webapp.memories.revisions import history_of
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import newest
+from webapp.memories.distiller.distil import distil_conversation
+from webapp.memories.store.revisions import history_of
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import newest
 
 from .support import ask
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import secrets
 
 from webapp.extensions import db
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 from webapp.models import User
 from webapp.shop.demo import give_demo_orders
 from webapp.storage import create_conversation

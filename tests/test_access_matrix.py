@@ -10,8 +10,8 @@ import pytest
 from flask import g
 
 from webapp.extensions import db
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 from webapp.models import Import, ShareLink, utcnow
 
 from .accounts_support import make_account, sign_in
@@ -33,6 +33,9 @@ MATRIX = {
     "chat.give_feedback": {"owner"}, "staff.show_feedback": ANY_STAFF,
     "chat.show_summary": {"owner"} | TENANT_STAFF, "chat.edit_summary": {"owner", "admin"},
     "chat.summarize_up_to": {"owner", "admin"},
+    # A turn's versions (regenerate, edit, switch): only its owner makes or chooses them.
+    "chat.regenerate_answer": {"owner"}, "chat.edit_question": {"owner"},
+    "chat.switch_version": {"owner"},
     "chat.show_memories_used": {"owner"} | TENANT_STAFF,
     "viewer.show": {"owner"} | TENANT_STAFF, "viewer.show_json": {"owner"} | TENANT_STAFF,
     "viewer.apply_settings": {"owner", "admin"},
@@ -101,7 +104,7 @@ def world(tmp_path, migrated_database):
         from webapp.staff.shares import serializer
         values = {"conversation_id": conversation.id, "seq": 0, "number": 1, "link_id": link.id,
                   "token": serializer().dumps([link.id, link.key]), "filename": "css/base.css",
-                  "import_id": upload.id}
+                  "import_id": upload.id, "position": 1}
         yield app, clients, values, {"memories": memory.id, "settings": shared.id}
         wait_for_replies(app)
         db.session.remove()

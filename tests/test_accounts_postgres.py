@@ -7,8 +7,8 @@ from webapp import create_app
 from webapp.accounts import find_user
 from webapp.extensions import db
 from webapp.accounts.personal_data import REDACTED
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 from webapp.models import Conversation, RequestText
 from webapp.shop.demo_conversation import TITLE as DEMO_TITLE
 

@@ -9,7 +9,7 @@ from webapp.context.summary.models import ConversationSummary
 from webapp.context.summary.section import cached_summary, refresh_summary
 from webapp.extensions import db
 from webapp.llm.offline import OfflineModel
-from webapp.memories.distiller import distil_conversation
+from webapp.memories.distiller.distil import distil_conversation
 from webapp.memories.models import DistillCheckpoint, Memory
 from webapp.models import Conversation
 from webapp.storage import delete_conversation_for_good

@@ -81,8 +81,8 @@ def test_a_request_reads_the_tail_in_one_statement_and_memories_not_at_all(app, 
 
 
 def test_the_first_memory_and_summary_mark_the_rows_a_request_loads(app, alex, sam):
-    from webapp.memories.scopes import SessionScope
-    from webapp.memories.store import remember
+    from webapp.memories.store.scopes import SessionScope
+    from webapp.memories.store.rows import remember
     from webapp.context.summary.models import ConversationSummary
     conversation, sam_id = create_conversation(alex), sam.id
     remember(SessionScope.for_user(alex), "Alex prefers email.", app.config, source="hand")

@@ -5,8 +5,8 @@ import re
 import pytest
 
 from webapp.extensions import db
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 from webapp.models import AuditEntry, ShareLink
 
 from .support import ask, guest_user

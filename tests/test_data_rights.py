@@ -7,9 +7,9 @@ from webapp.accounts import find_user
 from webapp.accounts.personal_data import REDACTED, delete_user_data
 from webapp.extensions import db
 from webapp.memories.models import DistillCheckpoint, Memory, TurnVector
-from webapp.memories.scopes import SessionScope
-from webapp.memories.sharing import set_memory_sharing
-from webapp.memories.store import delete_memory, remember, update_content
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.sharing import set_memory_sharing
+from webapp.memories.store.rows import delete_memory, remember, update_content
 from webapp.context.summary.models import ConversationSummary
 from webapp.models import AuditEntry, Conversation, RequestText, ShareLink, Turn, User, utcnow
 from webapp.shop.demo import give_demo_orders

@@ -6,7 +6,7 @@ from datetime import timedelta
 from webapp.chat.deletion_jobs import finish_deletions
 from webapp.extensions import db
 from webapp.jobs import huey
-from webapp.memories.keywords import turns_indexed, scored
+from webapp.memories.search.keywords import turns_indexed, scored
 from webapp.models import Conversation, ShareLink, Turn, utcnow
 from webapp.staff.shares import share_url
 from webapp.storage import mark_deleted

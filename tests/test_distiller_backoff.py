@@ -8,7 +8,7 @@ import pytest
 
 from webapp.extensions import db
 from webapp.llm.base import ContextTooLong, Reply
-from webapp.memories.distiller import distil_conversation
+from webapp.memories.distiller.distil import distil_conversation
 from webapp.memories.models import DistillCheckpoint
 from webapp.models import utcnow
 

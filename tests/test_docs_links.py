@@ -101,3 +101,10 @@ def test_the_checker_finds_a_section_the_readme_no_longer_has(tmp_path, monkeypa
     assert broken_sections([tmp_path / "mod.py", tmp_path / "page.html"]) == [
         'mod.py: README "Local models"', 'mod.py: docs/operations.md "Upgrading"',
         'page.html: README "Local models"']
+
+
+def test_every_file_the_where_is_x_decided_table_names_exists():
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    table = page.split("## Where is X decided?")[1].split("\n## ")[0]
+    named = re.findall(r"`([\w/]+\.py)`", table)
+    assert named and [name for name in named if not (ROOT / "webapp" / name).exists()] == []

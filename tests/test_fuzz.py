@@ -18,8 +18,8 @@ from webapp import create_app
 from webapp.accounts import find_user, seed_demo
 from webapp.database import create_schema
 from webapp.extensions import db
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 
 from .accounts_support import make_account, sign_in
 from .support import ask, guest_user, open_as_guest, wait_for_replies

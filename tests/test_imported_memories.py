@@ -3,9 +3,9 @@ import io
 import json
 
 from webapp.extensions import db
-from webapp.memories.distiller import distil_conversation
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import newest
+from webapp.memories.distiller.distil import distil_conversation
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import newest
 from webapp.models import Conversation
 
 from .support import guest_user

@@ -1,10 +1,12 @@
 """Imports flow one way: no circles, no import of a higher layer (tests/layering.py has the
-order), and no module completed by importing another for its side effects."""
+order), no module completed by importing another for its side effects, and a package's internals
+stay behind its face (its __init__)."""
 from pathlib import Path
 
 import pytest
 
-from .layering import LAYERS, cycles, graph, layer_of, side_effect_imports, upward
+from .layering import (LAYERS, WITHOUT_A_FACE, cycles, graph, internals_imported, layer_of,
+                       side_effect_imports, upward)
 
 WEBAPP = Path(__file__).resolve().parent.parent / "webapp"
 
@@ -19,6 +21,16 @@ def test_no_module_imports_a_higher_layer():
 
 def test_every_noqa_f401_import_is_a_re_export():
     assert side_effect_imports(WEBAPP) == []
+
+
+def test_no_module_outside_a_package_imports_its_internals():
+    assert internals_imported(WEBAPP, exempt=WITHOUT_A_FACE) == []
+
+
+def test_a_package_listed_without_a_face_still_lacks_one():
+    """The list only shrinks: a package whose internals nobody imports any more leaves it."""
+    lacking = {line.split("→ ")[1].split(".")[0] for line in internals_imported(WEBAPP)}
+    assert WITHOUT_A_FACE <= lacking
 
 
 def test_context_never_imports_the_agent():
@@ -65,8 +77,32 @@ def test_context_importing_the_agent_is_an_upward_import(tmp_path, text):
 def test_a_package_init_may_wire_in_its_own_views_and_commands(tmp_path):
     root = tree(tmp_path, {"memories/__init__.py": "def init_app(app):\n"
                                                    "    from . import cli, views\n",
-                           "memories/cli.py": "", "memories/views.py": ""})
+                           "memories/cli.py": "", "memories/panel/views.py": ""})
     assert upward(graph(root)) == []
+
+
+FACED = {"memories/__init__.py": "from .store import remember\n", "memories/store.py": "",
+         "memories/models.py": "", "memories/search/__init__.py": "",
+         "memories/search/bm25.py": "from ..store import remember\n", "chat/__init__.py": ""}
+
+
+@pytest.mark.parametrize("text", ["from ..memories.store import remember\n",
+                                  "def f():\n    from webapp.memories.search import bm25\n",
+                                  "import webapp.memories.store\n"])
+def test_an_import_past_a_package_face_is_caught(tmp_path, text):
+    root = tree(tmp_path, {**FACED, "chat/views.py": text})
+    assert [line.split(" → ")[0] for line in internals_imported(root)] == ["chat.views"]
+
+
+def test_the_face_the_tables_and_a_package_s_own_modules_pass(tmp_path):
+    root = tree(tmp_path, {**FACED, "chat/views.py": "from ..memories import remember\n"
+                                                     "from ..memories.models import Memory\n"})
+    assert internals_imported(root) == []
+
+
+def test_a_package_listed_without_a_face_is_not_checked(tmp_path):
+    root = tree(tmp_path, {**FACED, "chat/views.py": "from ..memories.store import remember\n"})
+    assert internals_imported(root, exempt={"memories"}) == []
 
 
 def test_a_module_without_a_layer_is_named(tmp_path):

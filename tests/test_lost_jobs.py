@@ -9,7 +9,7 @@ import redis
 from webapp.extensions import db
 from webapp.jobs import huey
 from webapp.memories.jobs import sweep
-from webapp.memories.lost_vectors import embed_turns_job, queue_lost_vectors, turns_without_vectors
+from webapp.memories.search.lost_vectors import embed_turns_job, queue_lost_vectors, turns_without_vectors
 from webapp.memories.models import DistillCheckpoint, TurnVector
 from webapp.models import Turn, utcnow
 

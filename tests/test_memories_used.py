@@ -5,8 +5,8 @@ from webapp.extensions import db
 from webapp.chat.memories_used import memories_used
 from webapp.context.manifest import memories_sent
 from webapp.memories.models import Memory
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import delete_memory, remember, remember_for_everyone
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import delete_memory, remember, remember_for_everyone
 from webapp.models import Turn
 
 from .accounts_support import make_account, sign_in

@@ -1,9 +1,9 @@
 """Long-term memory end to end through the CLI and the offline model, plus opt-out and tools."""
 import re
 
-from webapp.memories.scopes import SessionScope
-from webapp.memories.sharing import set_memory_sharing, shares_memories, sharing_choice
-from webapp.memories.store import newest
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.sharing import set_memory_sharing, shares_memories, sharing_choice
+from webapp.memories.store.rows import newest
 
 from .support import ask, run
 
@@ -112,7 +112,7 @@ def test_embed_backfills_vectors_once_search_is_on(runner, app, alex):
 
 
 def test_embed_runs_in_batches_with_a_progress_bar(runner, app, alex, monkeypatch):
-    from webapp.memories.embeddings import MiniLMEmbedder
+    from webapp.memories.search.embeddings import MiniLMEmbedder
     app.config["NIMBUS_MEMORY_SEARCH"] = False
     for question in ("Hi", "Where is my parcel?", "Thanks", "Bye", "Order 1042?"):
         ask(alex, question)

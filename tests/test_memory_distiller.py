@@ -6,12 +6,12 @@ from datetime import timedelta
 from webapp.extensions import db
 from webapp.llm.base import ProviderError
 from webapp.locks import named_lock
-from webapp.memories.distiller import MARKER, distil_conversation, output_schema, system_prompt
+from webapp.memories.distiller.distil import MARKER, distil_conversation, output_schema, system_prompt
 from webapp.memories.jobs import inactive_conversations, sweep
 from webapp.memories.models import DistillCheckpoint
-from webapp.memories.scopes import SessionScope
-from webapp.memories.sharing import set_memory_sharing
-from webapp.memories.store import newest
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.sharing import set_memory_sharing
+from webapp.memories.store.rows import newest
 from webapp.models import utcnow
 
 from .support import ask, guest_user
@@ -236,7 +236,7 @@ def test_distilled_memories_are_notes_without_a_subject(app, alex):
 
 
 def test_distilled_memories_are_embedded_together(app, alex, monkeypatch):
-    from webapp.memories.embeddings import MiniLMEmbedder
+    from webapp.memories.search.embeddings import MiniLMEmbedder
     app.config["NIMBUS_MEMORY_SEARCH"] = True
     batches = []
     original = MiniLMEmbedder.embed

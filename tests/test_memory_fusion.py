@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from webapp.memories.embeddings import EmbedderUnavailable, to_bytes
-from webapp.memories.recall import RRF_K, fused, rank_hybrid, similarity_alone_may_place
+from webapp.memories.search.embeddings import EmbedderUnavailable, to_bytes
+from webapp.memories.search.recall import RRF_K, fused, rank_hybrid, similarity_alone_may_place
 
 CONFIG = {"NIMBUS_MEMORY_MIN_SIMILARITY": 0.2, "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.5}
 

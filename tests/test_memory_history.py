@@ -6,11 +6,11 @@ from sqlalchemy import select
 from webapp.accounts import get_or_create_tenant, get_or_create_user
 from webapp.accounts.personal_data import delete_user_data, export_user_data
 from webapp.extensions import db
-from webapp.memories.distiller import distil_conversation
+from webapp.memories.distiller.distil import distil_conversation
 from webapp.memories.models import MemoryRevision
-from webapp.memories.scopes import SessionScope
-from webapp.memories.revisions import history_of
-from webapp.memories.store import (delete_memory, newest, remember, remember_for_everyone,
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.revisions import history_of
+from webapp.memories.store.rows import (delete_memory, newest, remember, remember_for_everyone,
                                    update_content)
 
 from .accounts_support import fresh_request_globals, make_account, sign_in
@@ -185,7 +185,7 @@ def test_an_admins_edit_of_a_shared_memory_is_the_shops_in_the_panel(app, guest)
 
 
 def test_the_distiller_is_offered_what_it_may_supersede_and_nothing_of_the_shops(app, alex):
-    from webapp.memories.distiller import known_memories, output_schema, system_prompt
+    from webapp.memories.distiller.distil import known_memories, output_schema, system_prompt
     mine = note(alex, "Prefers email over phone.", app.config)
     remember_for_everyone(alex.tenant_id, "The shop closes on Sundays.", app.config)
     _, conversation, _ = ask(alex, "Hi")

@@ -5,9 +5,9 @@ from webapp.accounts import get_or_create_tenant, get_or_create_user
 from webapp.extensions import db
 from webapp.memories.block import prompt_block
 from webapp.memories.models import Memory
-from webapp.memories.scopes import SessionScope
-from webapp.memories.sharing import sharing_choice
-from webapp.memories.store import newest, remember, remember_for_everyone
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.sharing import sharing_choice
+from webapp.memories.store.rows import newest, remember, remember_for_everyone
 from webapp.storage import create_conversation
 
 from .support import ask, guest_user, open_as_guest

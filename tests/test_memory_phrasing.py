@@ -1,7 +1,7 @@
 """Memories about a person read in the third person, grammatically, or keep the person's words."""
 import pytest
 
-from webapp.memories.phrasing import about, fact_key, in_note_form, in_third_person, to_you
+from webapp.memories.distiller.phrasing import about, fact_key, in_note_form, in_third_person, to_you
 
 
 @pytest.mark.parametrize("said, written", [

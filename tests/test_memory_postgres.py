@@ -8,10 +8,10 @@ from webapp import create_app
 from webapp.accounts import find_user, get_or_create_tenant, get_or_create_user, seed_demo
 from webapp.database import create_schema
 from webapp.extensions import db
-from webapp.memories.history import search_turns
-from webapp.memories.recall import search
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.search.conversations import search_turns
+from webapp.memories.search.recall import search
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 from webapp.storage import create_conversation, delete_conversation_for_good
 
 from .support import ask
@@ -93,7 +93,7 @@ def test_words_are_found_through_the_full_text_indexes_on_postgresql(postgres_ur
     and with sequential scans off, a word's rows come from ix_turns_fulltext and
     ix_memories_fulltext."""
     from sqlalchemy import select
-    from webapp.memories.keywords import holding, memories_indexed, scope_values, turns_indexed
+    from webapp.memories.search.keywords import holding, memories_indexed, scope_values, turns_indexed
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url})
     with app.app_context():
         try:

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from webapp.extensions import db
-from webapp.memories.dates import find_dates
-from webapp.memories.embeddings import MiniLMEmbedder
-from webapp.memories.history import search_turns
-from webapp.memories.keywords import statistics, turns_indexed
-from webapp.memories.ranking import Candidate, ScopeStatistics, bm25_scores, best_first
+from webapp.memories.search.dates import find_dates
+from webapp.memories.search.embeddings import MiniLMEmbedder
+from webapp.memories.search.conversations import search_turns
+from webapp.memories.search.keywords import statistics, turns_indexed
+from webapp.memories.search.bm25 import Candidate, ScopeStatistics, bm25_scores, best_first
 
 from .support import ask
 
@@ -91,7 +91,7 @@ def test_batched_embeddings_match_one_at_a_time(app):
 
 
 def test_a_question_about_what_nimbus_said_favours_its_answers(app, alex):
-    from webapp.memories.keywords import turn_scores
+    from webapp.memories.search.keywords import turn_scores
     _, mine, _ = ask(alex, "My basil keeps wilting in the sun, any basil tips?")
     _, theirs, _ = ask(alex, "Which herbs grow on a windowsill?")
     theirs.turns[0].answer = "Basil and mint grow well on a windowsill; water basil at the roots."

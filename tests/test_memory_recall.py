@@ -4,19 +4,19 @@ import pytest
 
 from webapp.accounts import find_user
 from webapp.extensions import db
-from webapp.memories import embeddings
+from webapp.memories.search import embeddings
 from webapp.memories.block import memory_section
-from webapp.memories.embeddings import (
+from webapp.memories.search.embeddings import (
     EmbedderUnavailable,
     MiniLMEmbedder,
     OpenAIEmbedder,
     get_embedder,
 )
-from webapp.memories.history import search_turns
+from webapp.memories.search.conversations import search_turns
 from webapp.memories.models import Memory, TurnVector
-from webapp.memories.recall import for_prompt, search
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.search.recall import for_prompt, search
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 from webapp.storage import create_conversation, start_turn
 
 from .support import ask, run
@@ -129,7 +129,7 @@ def test_conversation_search_is_hybrid_and_only_over_ones_own_turns(app, alex, s
 def test_a_word_in_most_memories_is_not_scored(app, alex):
     from sqlalchemy import insert
 
-    from webapp.memories.keywords import memories_indexed, memory_matches, statistics
+    from webapp.memories.search.keywords import memories_indexed, memory_matches, statistics
     rows = [{"tenant_id": alex.tenant_id, "subject_id": alex.id, "source": "hand",
              "content": f"The customer asked question {i}."} for i in range(1200)]
     rows[7]["content"] = "The customer loves the espresso grinder."

@@ -8,9 +8,9 @@ from webapp.extensions import db
 from webapp.context.assemble import assemble
 from webapp.memories.block import prompt_block, render
 from webapp.memories.models import Memory
-from webapp.memories.recall import for_prompt, search
-from webapp.memories.scopes import InvalidScope, SessionScope
-from webapp.memories.store import newest, remember, visible
+from webapp.memories.search.recall import for_prompt, search
+from webapp.memories.store.scopes import InvalidScope, SessionScope
+from webapp.memories.store.rows import newest, remember, visible
 from webapp.storage import create_conversation, delete_conversation_for_good
 
 

@@ -6,8 +6,8 @@ from hypothesis import given, settings, strategies as st
 from sqlalchemy import insert, select
 
 from webapp.extensions import db
-from webapp.memories import history
-from webapp.memories.history import newest_turns
+from webapp.memories.search import conversations as history
+from webapp.memories.search.conversations import newest_turns
 from webapp.models import Conversation, Turn
 from webapp.storage import create_conversation
 
@@ -82,8 +82,8 @@ def test_keyword_candidates_bring_their_vectors_and_the_newest_turns_theirs(app,
 def check_vectors_come_along(app, alex):
     """One turn found by keywords (its vector read with it), one only by meaning among the newest
     (its vector joined to them), one by keywords without a vector at all."""
-    from webapp.memories.history import search_turns
-    from webapp.memories.keywords import turn_matches
+    from webapp.memories.search.conversations import search_turns
+    from webapp.memories.search.keywords import turn_matches
     from webapp.memories.models import TurnVector
     from .support import ask
     app.config["NIMBUS_MEMORY_SEARCH"] = True
@@ -137,14 +137,14 @@ def test_sqlite_reads_through_a_memory_map(app):
 
 
 def test_words_are_the_same_in_ascii_and_in_any_other_text():
-    from webapp.memories.ranking import WORD, words_of
+    from webapp.memories.search.bm25 import WORD, words_of
     for text in ["The customer's e-mail, 2nd try_2!", "Café déjà-vu in der Straße",
                  "İstanbul ΣΊΣΥΦΟΣ", "", None, "١٢٣ and 漢字 too"]:
         assert words_of(text) == WORD.findall((text or "").lower())
 
 
 def test_ascii_text_is_split_into_the_same_words_as_bytes():
-    from webapp.memories.ranking import WORD, tokens_of
+    from webapp.memories.search.bm25 import WORD, tokens_of
     for text in ["The Customer's e-mail,\t2nd try_2!\n", "Café déjà-vu", "", None, "a\x00b~c"]:
         assert [w.decode() if isinstance(w, bytes) else w for w in tokens_of(text)] == \
             WORD.findall((text or "").lower())
@@ -152,7 +152,7 @@ def test_ascii_text_is_split_into_the_same_words_as_bytes():
 
 
 def test_a_terms_frequency_counts_every_spelling_that_stems_to_it():
-    from webapp.memories.ranking import Candidate, ScopeStatistics, bm25_scores
+    from webapp.memories.search.bm25 import Candidate, ScopeStatistics, bm25_scores
     stats = ScopeStatistics(100, {"returns": 10})
     once, thrice = Candidate(1, "a return of a parcel"), Candidate(2, "returned, returns, return")
     scores = bm25_scores(["returns"], stats, [once, thrice, Candidate(3, "nothing here")])
@@ -175,7 +175,7 @@ WORDS = ["return", "returns", "returned", "returning", "lamp", "lamps", "Lamp", 
 def test_ascii_texts_are_counted_in_one_buffer_as_word_by_word(texts, query):
     """The fast path (one buffer, only words that can stem to a term read) gives the same token
     counts and term frequencies as splitting each text and stemming every word."""
-    from webapp.memories.ranking import ascii_counts, stem, token_counts
+    from webapp.memories.search.bm25 import ascii_counts, stem, token_counts
     terms = list(dict.fromkeys(stem(w.lower()) for w in query))
     fast_lengths, fast = ascii_counts(texts, terms)
     slow_lengths, slow = token_counts(texts, terms)
@@ -186,7 +186,7 @@ def test_ascii_texts_are_counted_in_one_buffer_as_word_by_word(texts, query):
 def test_scores_of_ascii_and_other_texts_are_the_same_bm25():
     """Candidates in ASCII take the fast path, any other text the word-by-word one: the same
     words score the same, to the bit."""
-    from webapp.memories.ranking import Candidate, ScopeStatistics, bm25_scores
+    from webapp.memories.search.bm25 import Candidate, ScopeStatistics, bm25_scores
     stats = ScopeStatistics(100, {"lamp": 5, "returns": 20}, on_date=3)
     texts = ["A lamp, returned.", "Lamps lamp LAMP", "nothing here", "returns: the lamp"]
     ascii_ = bm25_scores(["lamp", "returns"], stats, [Candidate(i, t, i == 2)
@@ -198,7 +198,7 @@ def test_scores_of_ascii_and_other_texts_are_the_same_bm25():
 
 
 def test_relevance_is_compared_to_nine_places_and_the_newer_wins_a_tie():
-    from webapp.memories.ranking import best_first
+    from webapp.memories.search.bm25 import best_first
     assert best_first({1: 0.5, 2: 0.5, 3: 0.5000000001, 4: 0.7, 5: -1.0}) == [4, 3, 2, 1, 5]
     assert best_first({}) == [] and best_first({7: 1.0}) == [7]
     # 0.1 + 0.2 is 0.30000000000000004: equal to 0.3 at nine places, so the newer comes first
@@ -208,7 +208,7 @@ def test_relevance_is_compared_to_nine_places_and_the_newer_wins_a_tie():
 
 def test_vectors_of_one_length_stack_as_one_matrix_and_unequal_ones_fail_as_before():
     import numpy as np
-    from webapp.memories.recall import stacked
+    from webapp.memories.search.recall import stacked
     rows = [np.arange(4, dtype=np.float32) + i for i in range(3)]
     assert np.array_equal(stacked([r.tobytes() for r in rows]), np.vstack(rows))
     with pytest.raises(ValueError):
@@ -216,9 +216,9 @@ def test_vectors_of_one_length_stack_as_one_matrix_and_unequal_ones_fail_as_befo
 
 
 def test_candidate_rows_are_read_by_name_and_each_is_kept_once(app, alex):
-    from webapp.memories.keywords import candidates, memories_indexed
-    from webapp.memories.scopes import SessionScope
-    from webapp.memories.store import remember
+    from webapp.memories.search.keywords import candidates, memories_indexed
+    from webapp.memories.store.scopes import SessionScope
+    from webapp.memories.store.rows import remember
     app.config["NIMBUS_MEMORY_SEARCH"] = False
     scope = SessionScope.for_user(alex)
     first = remember(scope, "The parcel goes to the back door.", app.config, source="hand")[0]
@@ -239,9 +239,9 @@ def test_candidate_rows_are_read_by_name_and_each_is_kept_once(app, alex):
 def test_one_statement_counts_the_scope_its_words_and_what_was_added_since(app, alex):
     """Between 1,000 and 2,000 rows a word's count stops at half the scope (then it is left out),
     as if its count had stopped there; rows added later top the scope's count up."""
-    from webapp.memories.keywords import memories_indexed, statistics
+    from webapp.memories.search.keywords import memories_indexed, statistics
     from webapp.memories.models import Memory
-    from webapp.memories.scopes import SessionScope
+    from webapp.memories.store.scopes import SessionScope
 
     def add(count, text_of):
         db.session.execute(insert(Memory), [
@@ -261,10 +261,10 @@ def test_one_statement_counts_the_scope_its_words_and_what_was_added_since(app, 
 def test_statements_built_once_answer_each_person_with_their_own_rows(app, alex, sam):
     """The search statements are reused across people with new bound values: one after another,
     each person finds only their own turns and memories, never the previous searcher's."""
-    from webapp.memories.history import search_turns
-    from webapp.memories.recall import search
-    from webapp.memories.scopes import SessionScope
-    from webapp.memories.store import remember
+    from webapp.memories.search.conversations import search_turns
+    from webapp.memories.search.recall import search
+    from webapp.memories.store.scopes import SessionScope
+    from webapp.memories.store.rows import remember
     from .support import ask
     app.config["NIMBUS_MEMORY_SEARCH"] = True
     for user in (alex, sam):
@@ -282,7 +282,7 @@ def test_statements_built_once_answer_each_person_with_their_own_rows(app, alex,
 def test_a_search_does_not_walk_the_conversations_of_the_shops_other_customers(app, alex, sam):
     """One shop, many customers: a person's turns (their newest, those on a date, their count)
     are found through their own conversations, whatever the number of everyone else's."""
-    from webapp.memories.history import search_turns
+    from webapp.memories.search.conversations import search_turns
     add_turns([create_conversation(alex), create_conversation(alex)], 40)
 
     def search():
@@ -299,7 +299,7 @@ def test_a_search_does_not_walk_the_conversations_of_the_shops_other_customers(a
 
 
 def test_a_question_naming_a_day_reads_that_days_turns_not_all_of_them(app, alex):
-    from webapp.memories.history import search_turns
+    from webapp.memories.search.conversations import search_turns
     mine = create_conversation(alex)
     add_turns([mine], 20)
 

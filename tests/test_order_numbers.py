@@ -3,9 +3,9 @@ order no. 1041 alike, and none of them takes a phone number or a date for an ord
 import pytest
 
 from webapp.context.summary.offline import topics_of
-from webapp.memories.distiller import distil_conversation
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import newest
+from webapp.memories.distiller.distil import distil_conversation
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import newest
 from webapp.shop.order_numbers import order_numbers
 
 from .support import ask

@@ -13,9 +13,9 @@ from webapp import create_app
 from webapp.accounts import find_user, get_or_create_tenant, seed_demo
 from webapp.database import create_schema
 from webapp.extensions import db
-from webapp.memories import keywords
+from webapp.memories.search import keywords
 from webapp.memories.models import Memory
-from webapp.memories.scopes import SessionScope, branches_bound
+from webapp.memories.store.scopes import SessionScope, branches_bound
 from webapp.models import Conversation, Turn, User
 from webapp.storage import create_conversation
 
@@ -145,7 +145,7 @@ def test_the_owner_scoped_index_ranks_as_the_whole_shops_did_on_postgresql(postg
 def test_word_counts_go_on_past_the_cap(app, alex, monkeypatch):
     """A word counted to the cap is estimated from the scope's newest rows, so one held by every
     row is left out as over half the scope, and the others keep counts near their real ones."""
-    from webapp.memories import statements
+    from webapp.memories.search import statements
     monkeypatch.setattr(statements, "STATEMENTS", {})  # the limits are written into them
     monkeypatch.setattr(keywords, "COUNT_CAP", 10)
     monkeypatch.setattr(keywords, "ESTIMATE_WINDOW", 200)

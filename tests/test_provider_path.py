@@ -4,7 +4,7 @@ from webapp.context.summary.section import cached_summary
 from webapp.extensions import db
 from webapp.llm.messages import assistant_message, user_message
 from webapp.llm.offline import OfflineModel
-from webapp.memories.distiller import MARKER, distil_conversation
+from webapp.memories.distiller.distil import MARKER, distil_conversation
 from webapp.storage import create_conversation, finish_turn, start_turn
 
 from .support import ask, run

@@ -12,8 +12,8 @@ from webapp.llm import get_provider, openai_provider, profile
 from webapp.llm.base import ProviderCancelled, Reply
 from webapp.llm.calls import _SLOTS
 from webapp.llm.openai_provider import merge_tool_call
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 from webapp.storage import all_turns, create_conversation, start_turn
 
 from .support import ask, guest_user

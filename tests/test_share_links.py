@@ -40,8 +40,8 @@ def test_a_share_link_shows_the_viewer_signed_out_without_any_form(app, shared):
 
 
 def share_with_memories(app, client, alex, **form):
-    from webapp.memories.scopes import SessionScope
-    from webapp.memories.store import remember, remember_for_everyone
+    from webapp.memories.store.scopes import SessionScope
+    from webapp.memories.store.rows import remember, remember_for_everyone
     remember(SessionScope.for_user(alex), "My locker code is 4417.", app.config, source="hand")
     remember_for_everyone(alex.tenant_id, "Refunds take five working days.", app.config)
     _, conversation, _ = ask(alex, "Where is my order #1041?")

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import remember
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import remember
 
 from .fakes.scripted_model import ScriptedModel
 from .support import ask, guest_user

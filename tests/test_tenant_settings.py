@@ -5,8 +5,8 @@ from webapp.agent.prompts import system_prompt
 from webapp.extensions import db
 from webapp.context.assemble import Policy
 from webapp.memories.models import Memory
-from webapp.memories.scopes import SessionScope
-from webapp.memories.store import newest
+from webapp.memories.store.scopes import SessionScope
+from webapp.memories.store.rows import newest
 from webapp.context.summary.section import style_of
 from webapp.storage import create_conversation
 

@@ -393,8 +393,8 @@ def memories_of(conversation_id):
 
 def test_a_conversations_memories_and_their_history_survive_export_and_import(runner, alex,
                                                                              sam, tmp_path):
-    from webapp.memories.distiller import distil_conversation
-    from webapp.memories.revisions import history_of
+    from webapp.memories.distiller.distil import distil_conversation
+    from webapp.memories.store.revisions import history_of
     _, conversation, _ = ask(alex, "I prefer email over phone.")
     distil_conversation(conversation.id)
     ask(alex, "Actually, please call me instead.", conversation)
@@ -422,8 +422,8 @@ def test_a_conversations_memories_and_their_history_survive_export_and_import(ru
 
 def test_a_memory_about_an_order_the_importer_lacks_is_kept_about_their_account(runner, alex,
                                                                                 tmp_path):
-    from webapp.memories.scopes import SessionScope
-    from webapp.memories.store import remember
+    from webapp.memories.store.scopes import SessionScope
+    from webapp.memories.store.rows import remember
     _, conversation, _ = ask(alex, "Where is order #1042?")
     remember(SessionScope.for_user(alex), "Wants #1042 gift wrapped.", {}, source="hand",
              word="order", order_number=1042, conversation_id=conversation.id, turn_seq=0,

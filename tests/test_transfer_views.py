@@ -184,8 +184,8 @@ def test_nobody_imports_into_an_account_they_may_not_reach(client, actor, target
 def a_nimbus_export_with_instructions_and_a_memory(app) -> Path:
     """alex's conversation as Nimbus JSON: its instructions, and a memory it taught."""
     from webapp.accounts import find_user
-    from webapp.memories.scopes import SessionScope
-    from webapp.memories.store import remember
+    from webapp.memories.store.scopes import SessionScope
+    from webapp.memories.store.rows import remember
     from webapp.transfer import export_conversation
     alex = find_user("alex@example.com")
     _, conversation, _ = ask(alex, "Where is my order #1041?")

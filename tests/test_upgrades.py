@@ -16,7 +16,7 @@ from flask_migrate import upgrade
 from webapp import create_app
 from webapp.database import MIGRATIONS, create_schema, head_revision
 from webapp.extensions import db
-from webapp.memories.keywords import turn_scores
+from webapp.memories.search.keywords import turn_scores
 from webapp.models import ShareLink, User
 from webapp.staff.shares import share_url
 

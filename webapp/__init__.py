@@ -12,7 +12,7 @@ SWITCH_INTERVAL = 0.0005  # seconds; Python's default is 5 ms
 
 def share_the_gil_promptly() -> None:
     """A process-wide knob, set here once: a search's query embedding runs on another thread and
-    needs the GIL for moments between C calls (webapp/memories/embeddings.py; never lengthened)."""
+    needs the GIL for moments between C calls (webapp/memories/search/embeddings.py; never lengthened)."""
     sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
 

@@ -6,6 +6,10 @@ is audited. Admins may also apply context settings, change the tenant's settings
 memories, and read the audit log. A refusal is a 404, so an id never tells whether it exists;
 to a visitor who is not signed in (a guest) it is a `SignInWanted` 404, which the pages answer with
 the sign-in form and `next=` back, whether the id exists or not.
+
+Who may change a memory is the memory store's rule (`may_edit_memory` in
+webapp/memories/store/rows.py), beside the scopes it reads: the memory pages import this module,
+so it does not import them back.
 """
 from functools import wraps
 
@@ -84,12 +88,6 @@ def admin_required(view):
             refuse(g.get("user"))
         return view(*args, **kwargs)
     return guarded
-
-
-def may_edit_memory(user, scope, memory) -> bool:
-    """People change the memories that are theirs; the shop-wide ones only admins, in settings."""
-    from .memories.store import editable
-    return user is not None and memory is not None and editable(scope, memory)
 
 
 def init_app(app) -> None:

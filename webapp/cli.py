@@ -276,7 +276,7 @@ def purge(older_than, dry_run, yes):
         return
     click.echo(f"Deleted {plural(purge_older_than(days, undo), 'conversation')} and "
                f"{plural(purge_idle_guests(days), 'idle guest')}.")
-    from .memories.keyword_index import forget_deleted_words
+    from .memories import forget_deleted_words
     forget_deleted_words()
 
 
@@ -388,7 +388,7 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
         result.already = already
         conversations = result.conversations
         if not distil:
-            from .memories.imported import leave_undistilled
+            from .memories import leave_undistilled
             leave_undistilled(conversations)
     except InvalidImport as error:
         db.session.rollback()

@@ -25,7 +25,7 @@ from huey.storage import RedisStorage, SqliteStorage
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from .hooks import JOBS  # name → task, so the sweep can queue a crashed job again
+from .hooks import JOBS, add  # name → task, so the sweep can queue a crashed job again
 
 log = logging.getLogger(__name__)
 QUEUED = "queued again"  # the owner of a lease the sweep handed back to the queue
@@ -57,7 +57,7 @@ def init_app(app) -> None:
 def register_jobs(*tasks) -> None:
     """The tasks a package runs on the worker, by name (the sweep queues a crashed one again)."""
     for task in tasks:
-        JOBS[task.name] = task
+        add(JOBS, task, name=task.name)
 
 
 def app_context():

@@ -125,14 +125,14 @@ class Turn(db.Model):
               "context_tokens", "resend_tokens"),
         Index("ix_turns_outcome", "conversation_id", "outcome", "seq"),  # the few pending ones
         # A person's newest finished turns, read from above an id without their older ones
-        # (conversation search, memories/history.py).
+        # (conversation search, memories/search/conversations.py).
         Index("ix_turns_newest", "conversation_id", "id", "outcome"),
         Index("ix_turns_created", "conversation_id", "created_at"),  # a person's turns on a date
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[str] = mapped_column(
         ForeignKey("conversations.id", ondelete="CASCADE"))
-    # The conversation's person, kept on the turn for the keyword index (memories/keyword_index.py),
+    # The conversation's person, kept on the turn for the keyword index (memories/search/keyword_index.py),
     # which looks a word up for one person: the database fills it in on insert.
     owner_id: Mapped[int | None]
     seq: Mapped[int]  # 0-based position in the conversation; (conversation_id, seq) is indexed

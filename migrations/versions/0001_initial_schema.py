@@ -206,7 +206,7 @@ def upgrade():
 
 # Full-text search: FTS5 tables with sync triggers on SQLite, GIN indexes on PostgreSQL. The DDL
 # is written out here, as it was at this revision: a migration never imports the app, whose
-# modules move and change (webapp/memories/keyword_index.py keeps the current copy).
+# modules move and change (webapp/memories/search/keyword_index.py keeps the current copy).
 FTS_TABLES = {"memories_fts": ("memories", "content"), "turns_fts": ("turns", "question, answer")}
 POSTGRES_DDL = [
     "CREATE INDEX IF NOT EXISTS ix_memories_fulltext ON memories "

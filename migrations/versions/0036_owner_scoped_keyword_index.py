@@ -21,7 +21,7 @@ depends_on = None
 log = logging.getLogger('alembic.runtime.migration')
 BATCH = 20_000
 
-# The DDL as it is at this revision (webapp/memories/keyword_index.py keeps the current copy).
+# The DDL as it is at this revision (webapp/memories/search/keyword_index.py keeps the current copy).
 SQLITE_SCOPE_TOKEN = ("'t' || {t}tenant_id || CASE WHEN {t}memorable_type IS NULL THEN 'w0' "
                       "ELSE substr({t}memorable_type, 1, 1) || coalesce({t}memorable_id, 0) END "
                       "|| 's' || coalesce({t}subject_id, 0)")

@@ -12,9 +12,7 @@ from sqlalchemy import and_, delete, func, or_, select, update
 from ..plurals import plural
 from ..extensions import db
 from ..memories.models import Memory, MemoryRevision
-from ..memories.revisions import memory_records
-from ..memories.scopes import ACCOUNT, ORDER
-from ..memories.sharing import sharing_choice
+from ..memories import ACCOUNT, ORDER, memory_records, sharing_choice
 from ..models import Conversation, RequestText, Turn, User, utcnow
 from ..shop.models import Order, Ticket
 from ..transfer import export_conversation
@@ -116,6 +114,6 @@ def delete_user_data(user: User, requested_by: str) -> dict:
                    f"{plural(counts['redacted_texts'], 'prompt text')} of others blanked; "
                    f"email digest {digest}"))
     db.session.commit()
-    from ..memories.keyword_index import forget_deleted_words
+    from ..memories import forget_deleted_words
     forget_deleted_words()
     return counts

@@ -6,7 +6,7 @@ from flask_htmx import make_response as htmx_response
 from .. import branches
 from ..extensions import htmx
 from ..context.request import window_problem
-from ..runs import admission
+from ..runs import admit, is_busy
 from .views import (bp, busy, get_conversation_or_404, get_turn_or_404, page_size, pane,
                     read_question, refusal)
 
@@ -75,7 +75,7 @@ def queue_vectors_from(conversation, seq: int) -> None:
     from sqlalchemy import select
     from ..extensions import db
     from ..jobs import enqueue
-    from ..memories.lost_vectors import embed_turns_job, without_vector
+    from ..memories import embed_turns_job, without_vector
     from ..models import Turn
     turn_ids = list(db.session.scalars(without_vector(select(Turn.id)).where(
         Turn.conversation_id == conversation.id, Turn.seq >= seq)))
@@ -86,13 +86,13 @@ def queue_vectors_from(conversation, seq: int) -> None:
 def start_branch(conversation, seq: int, question: str):
     if problem := window_problem(conversation, current_app.config, question):
         return refusal(problem, 422)
-    if admission.is_busy(current_app):
+    if is_busy(current_app):
         return busy()
     try:
         turn = branches.fork(conversation, seq, question)
     except branches.BranchRefused as problem:
         return refusal(str(problem), 409)
-    admission.admit(current_app, turn.id)
+    admit(current_app, turn.id)
     return shown_from(conversation, seq)
 
 

@@ -15,8 +15,7 @@ from .. import access
 from ..context.manifest import memories_sent, memory_count
 from ..extensions import db, htmx
 from ..memories.models import Memory
-from ..memories.phrasing import about, to_you
-from ..memories.scopes import SessionScope, applies_to, describe, scope_for_customer
+from ..memories import SessionScope, about, applies_to, describe, scope_for_customer, to_you
 from ..models import Conversation, User
 from .views import bp, get_turn_or_404
 

@@ -13,7 +13,7 @@ from ..extensions import db
 from ..models import Conversation, Turn
 from .streamed_markdown import StreamedMarkdown
 from .tool_steps import ToolStep
-from ..runs.turn_runs import TurnRun
+from ..runs import TurnRun
 
 
 def sse(event: str, payload: str) -> str:

@@ -7,7 +7,6 @@ from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
 
 from .. import access, storage
-from ..runs import admission, turn_runs
 from ..extensions import htmx
 from ..agent.prompts import assistant_name_of
 from ..llm import is_offline, provider_for
@@ -15,7 +14,8 @@ from ..locks import LockBusy, conversation_lock
 from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
 from ..security.validation import length_problem
 from ..context.request import tools_left_out, window_problem
-from ..runs.heartbeat import close_if_abandoned, run_for
+from ..runs import (admit, close_if_abandoned, is_busy, request_stop, run_for, wait_until_saved,
+                    was_recovered)
 from .provider_state import last_failure
 from .reply_stream import reply_events
 from .sidebar import recently_deleted, sidebar
@@ -57,7 +57,7 @@ def chat_context():
             "provider_profile": lambda: shown_profile(current_app),
             "tools_left_out": lambda profile: tools_left_out(current_app.config, profile),
             "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name,
-            "was_recovered": turn_runs.was_recovered, "provider_failure": last_failure}
+            "was_recovered": was_recovered, "provider_failure": last_failure}
 
 
 def assistant_name() -> str:
@@ -109,10 +109,10 @@ def start_conversation():
     new = SimpleNamespace(tenant=g.user.tenant, token_ratio=1.0)  # what its prompt reads
     if problem := window_problem(new, current_app.config, question):
         return refusal(problem, 422)  # nothing stored: the box keeps the message
-    if admission.is_busy(current_app):
+    if is_busy(current_app):
         return busy()
     turn = storage.start_conversation(g.user, question, short_title(question))
-    admission.admit(current_app, turn.id)
+    admit(current_app, turn.id)
     conversation = turn.conversation
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
@@ -128,12 +128,12 @@ def send_message(conversation_id):
         return "", 204
     if problem := window_problem(conversation, current_app.config, question):
         return refusal(problem, 422)  # nothing stored: the box keeps the message
-    if admission.is_busy(current_app):
+    if is_busy(current_app):
         return busy()
     turn = store_question(conversation, question)
     if turn is None:
         return refuse_while_pending(conversation)
-    admission.admit(current_app, turn.id)
+    admit(current_app, turn.id)
     last_seen = seq_arg("last_seen", low=-1, strict=False)
     if last_seen is not None and last_seen < turn.seq - 1:  # this tab missed turns: show them all
         return htmx_response("", redirect=url_for(".show_conversation", conversation_id=conversation.id))
@@ -159,8 +159,8 @@ def stop_reply(conversation_id, seq):
     conversation = get_conversation_or_404(conversation_id)
     turn = get_turn_or_404(conversation, seq)
     if turn.outcome == "pending":
-        turn_runs.request_stop(turn)
-        turn = turn_runs.wait_until_saved(turn.id, current_app.config["NIMBUS_STOP_WAIT"])
+        request_stop(turn)
+        turn = wait_until_saved(turn.id, current_app.config["NIMBUS_STOP_WAIT"])
     if turn.outcome == "pending":  # its run is elsewhere and slow to notice: keep watching it
         return render_template("chat/_assistant_streaming.html", conversation=conversation, turn=turn)
     return render_template("chat/_reply_finished.html", conversation=conversation, turn=turn, seq=seq)

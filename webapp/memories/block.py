@@ -10,8 +10,8 @@ from ..extensions import db
 from ..models import Turn
 from ..context.assemble import Section, sized
 from ..context.hints import memories_may_apply
-from .recall import for_prompt
-from .scopes import ACCOUNT, ORDER, SessionScope, describe, scope_label
+from .search.recall import for_prompt
+from .store.scopes import ACCOUNT, ORDER, SessionScope, describe, scope_label
 
 TITLE = "What you remember about this customer from earlier conversations:"
 

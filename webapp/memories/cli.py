@@ -15,18 +15,18 @@ from ..plurals import plural
 from ..cli_helpers import add_command, resolve_user, user_option
 from ..extensions import db
 from ..models import Tenant, Turn, utcnow
-from .distiller import distil_conversation
-from .embeddings import get_embedder
-from .export import export_memories
-from .history import EMBED_BATCH, embed_turns_in_batches, search_turns
+from .distiller.distil import distil_conversation
+from .search.embeddings import get_embedder
+from .store.export import export_memories
+from .search.conversations import EMBED_BATCH, embed_turns_in_batches, search_turns
 from .jobs import sweep
 from .models import Memory, TurnVector
-from .recall import search as search_memories
-from .report import COLUMNS, consolidation_report
-from .revisions import history_of
-from .scopes import SCOPE_WORDS, InvalidScope, SessionScope, describe
-from .sharing import describe_choice, set_memory_sharing
-from .store import InvalidMemory, delete_memory, newest, remember, set_vectors, visible
+from .search.recall import search as search_memories
+from .panel.report import COLUMNS, consolidation_report
+from .store.revisions import history_of
+from .store.scopes import SCOPE_WORDS, InvalidScope, SessionScope, describe
+from .store.sharing import describe_choice, set_memory_sharing
+from .store.rows import InvalidMemory, delete_memory, newest, remember, set_vectors, visible
 
 memories = AppGroup("memories", help="List, add, delete and search long-term memories.")
 

@@ -14,11 +14,11 @@ from ..extensions import db
 from ..jobs import app_context, enqueue, huey, job
 from ..models import Conversation, Turn, utcnow
 from ..context.assemble import COMPACTED, FULL
-from .distiller import distil_conversation
-from .history import embed_turns_in_batches, store_turn_vector
-from .lost_vectors import without_vector
+from .distiller.distil import distil_conversation
+from .search.conversations import embed_turns_in_batches, store_turn_vector
+from .search.lost_vectors import without_vector
 from .models import DistillCheckpoint, Memory
-from .store import set_vectors
+from .store.rows import set_vectors
 
 log = logging.getLogger(__name__)
 SWEEP_BATCH = 200  # conversations per sweep; the next sweep takes the rest

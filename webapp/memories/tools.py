@@ -1,11 +1,11 @@
 """The model's memory tools: save_memory, search_memories, search_history (off with NIMBUS_MEMORY_TOOLS)."""
 from ..agent.tools import tool
-from .history import search_turns
-from .phrasing import in_note_form
-from .recall import search
-from .scopes import SCOPE_WORDS, TENANT_WORD, InvalidScope, SessionScope, describe
-from .sharing import shares_memories
-from .store import InvalidMemory, remember
+from .search.conversations import search_turns
+from .distiller.phrasing import in_note_form
+from .search.recall import search
+from .store.scopes import SCOPE_WORDS, TENANT_WORD, InvalidScope, SessionScope, describe
+from .store.sharing import shares_memories
+from .store.rows import InvalidMemory, remember
 
 SEARCH_LIMIT = 5
 

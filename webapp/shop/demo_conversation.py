@@ -7,14 +7,15 @@ from contextlib import contextmanager
 
 from sqlalchemy import select
 
-from ..agent.loop import AFTER_TURN, run_turn
+from ..agent.loop import run_turn
+from ..hooks import AFTER_TURN
 from ..context.pins import set_mark
 from ..context.plans import EXCLUDED, WORDS_MAY_REMAIN
 from ..context.summary.jobs import fold_due, queue_summary
 from ..context.summary.section import refresh_summary
 from ..extensions import db
 from ..llm.offline import OfflineModel
-from ..memories.distiller import distil_window
+from ..memories import distil_window
 from ..models import Conversation, User
 from ..storage import create_conversation, start_turn
 

@@ -10,7 +10,7 @@ from datetime import date, datetime, time, timedelta
 from sqlalchemy import exists, func, or_, select
 
 from ..extensions import db
-from ..memories.keywords import TURN_INDEX, TURN_TEXT, Indexed, scored
+from ..memories import TURN_INDEX, TURN_TEXT, Indexed, scored
 from ..models import Conversation, Turn, User
 from ..security.validation import whole_number
 

@@ -9,9 +9,8 @@ from sqlalchemy import select
 from ..extensions import db
 from ..context.assemble import STRATEGIES
 from ..memories.models import Memory
-from ..memories.scopes import TENANT_WORD, SessionScope
-from ..memories.revisions import Changer
-from ..memories.store import InvalidMemory, delete_memory, remember, update_content
+from ..memories import (TENANT_WORD, Changer, InvalidMemory, SessionScope, delete_memory, remember,
+                        update_content)
 from ..context.summary.fold import STYLES
 from ..access import admin_required
 from .settings import InvalidSettings, parse_settings, save_settings

@@ -196,7 +196,7 @@ def queue_vectors(conversations: list[Conversation], config) -> bool:
         return False
     if conversations:
         from ..jobs import enqueue
-        from ..memories.jobs import embed_import_job
+        from ..memories import embed_import_job
         enqueue(embed_import_job, [conversation.id for conversation in conversations])
     return True
 
@@ -255,11 +255,12 @@ def conversation_of(checked: Checked, user: User) -> tuple[Conversation, list[di
     conversation.has_marks = any(one.mark for one in turns)
     conversation.turn_count = len(turns)
     conversation.history_tokens = sum(t["full_tokens"] for t in rows)
-    created = at(checked.created_at or turns[0].created_at)
+    created = not_after(checked.created_at or turns[0].created_at, now)
     if created:
         conversation.created_at = created
     # The sidebar files a conversation by its last activity: the file's, not the import's.
-    dates = [at(checked.updated_at), *(at(t.created_at) for t in turns), created]
+    dates = [not_after(checked.updated_at, now), created,
+             *(not_after(t.created_at, now) for t in turns)]
     conversation.updated_at = max((d for d in dates if d), default=now)
     # Where the app kept it: archived, or pinned (never both here, as in the sidebar's menus).
     if checked.archived:

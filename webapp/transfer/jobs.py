@@ -146,7 +146,7 @@ def import_job(import_id: str) -> str:
                 from None
         del files
         if not options.get("distil"):
-            from ..memories.imported import leave_undistilled
+            from ..memories import leave_undistilled
             leave_undistilled(result.conversations)
         queue_vectors(result.conversations, current_app.config)
         if owner.id != uploader.id:

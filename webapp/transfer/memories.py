@@ -9,8 +9,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..memories.models import Memory, MemoryRevision
-from ..memories.revisions import history_of
-from ..memories.scopes import ACCOUNT, ORDER, TENANT_WORD, InvalidScope, SessionScope
+from ..memories import ACCOUNT, ORDER, TENANT_WORD, InvalidScope, SessionScope, history_of
 from ..models import Conversation, User, utcnow
 from ..shop.models import Order
 from .schema import MemoryRecord
@@ -43,7 +42,7 @@ def placed(memory: Memory) -> dict:
 
 def change(row: MemoryRevision, conversation_id: str) -> dict:
     """One revision, who changed it by kind and not by name (as every memory export writes it:
-    memories/revisions.py); its turn only when that turn is in the same file."""
+    memories/store/revisions.py); its turn only when that turn is in the same file."""
     return {"action": row.action, "content": row.content, "changed_by": row.changed_by,
             "reason": row.reason,
             "turn_seq": row.turn_seq if row.conversation_id == conversation_id else None,

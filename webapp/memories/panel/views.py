@@ -9,14 +9,13 @@ from flask import (Blueprint, abort, current_app, g, jsonify, redirect, render_t
 
 from sqlalchemy import select
 
-from ..extensions import db, htmx
-from ..models import Conversation
-from ..access import may_edit_memory
-from .export import export_memories
-from .history import search_turns
-from .phrasing import about
-from .revisions import Changer, history_of
-from .scopes import (
+from ...extensions import db, htmx
+from ...models import Conversation
+from ..store.export import export_memories
+from ..search.conversations import search_turns
+from ..distiller.phrasing import about
+from ..store.revisions import Changer, history_of
+from ..store.scopes import (
     ACCOUNT,
     ORDER,
     SCOPE_WORDS,
@@ -26,8 +25,9 @@ from .scopes import (
     applies_to,
     scope_label,
 )
-from .sharing import set_memory_sharing, shares_memories, sharing_choice
-from .store import InvalidMemory, delete_memory, editable, newest, remember, update_content, visible
+from ..store.sharing import set_memory_sharing, shares_memories, sharing_choice
+from ..store.rows import (InvalidMemory, delete_memory, editable, may_edit_memory, newest, remember,
+                         update_content, visible)
 
 bp = Blueprint("memories", __name__)
 bp.add_app_template_filter(about, "about")  # staff views: a note with the person's name
@@ -38,7 +38,7 @@ SEARCH_LIMIT = 8
 def get_editable_memory_or_404(scope: SessionScope, memory_id: int):
     """A memory the visitor may change; a foreign, unknown or read-only one answers 404."""
     memory = visible(scope, memory_id)
-    if not may_edit_memory(g.user, scope, memory):  # the access rules live in webapp/access.py
+    if not may_edit_memory(g.user, scope, memory):  # beside editable, in store/rows.py
         abort(404)
     return memory
 

@@ -3,8 +3,8 @@ from datetime import timedelta
 
 from flask import Blueprint, g, render_template, request
 
-from ..access import staff_required
-from ..models import utcnow
+from ...access import staff_required
+from ...models import utcnow
 from .report import COLUMNS, consolidation_report
 
 bp = Blueprint("memory_report", __name__)

@@ -6,10 +6,10 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from ..extensions import db
-from ..models import User
-from .models import Memory, MemoryRevision
-from .scopes import scope_label
+from ...extensions import db
+from ...models import User
+from ..models import Memory, MemoryRevision
+from ..store.scopes import scope_label
 
 COLUMNS = ("added", "edited", "superseded", "merged", "deleted")
 

@@ -15,14 +15,14 @@ from typing import Callable
 import numpy as np
 from sqlalchemy import bindparam, select
 
-from ..extensions import db
+from ...extensions import db
 from .embeddings import EmbedderUnavailable, QueryEmbedding, from_bytes
 from .keywords import memory_matches
 from .statements import built, newest_in, read
-from .models import Memory
-from .ranking import best_first
-from .scopes import SessionScope, branches_bound
-from .store import newest
+from ..models import Memory
+from .bm25 import best_first
+from ..store.scopes import SessionScope, branches_bound
+from ..store.rows import newest
 
 log = logging.getLogger(__name__)
 HYBRID, KEYWORDS, RECENCY = "hybrid", "keywords", "recency"

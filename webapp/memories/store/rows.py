@@ -5,14 +5,14 @@ the tenant always comes from the SessionScope, which comes from the conversation
 """
 from sqlalchemy import bindparam, func, select
 
-from ..extensions import db
-from ..models import utcnow
-from ..security.validation import bounded_int, has_nul
-from .embeddings import embed_many
-from .models import Memory
+from ...extensions import db
+from ...models import utcnow
+from ...security.validation import bounded_int, has_nul
+from ..search.embeddings import embed_many
+from ..models import Memory
 from .revisions import SHELL, Changer, forget_history, keep_old_text
 from .scopes import ACCOUNT, ORDER, TENANT_WORD, SessionScope, branches_bound
-from .statements import built, newest_in, read
+from ..search.statements import built, newest_in, read
 
 MAX_MEMORY_CHARS = 500
 
@@ -105,6 +105,11 @@ def editable(scope: SessionScope, memory: Memory) -> bool:
     if memory.memorable_type == ACCOUNT:
         return memory.memorable_id == scope.subject_id
     return memory.memorable_type == ORDER and memory.memorable_id in scope.orders.values()
+
+
+def may_edit_memory(user, scope: SessionScope, memory: Memory | None) -> bool:
+    """People change the memories that are theirs; the shop-wide ones only admins, in settings."""
+    return user is not None and memory is not None and editable(scope, memory)
 
 
 def update_content(memory: Memory, content, config, by: Changer = SHELL) -> Memory:

@@ -2,9 +2,9 @@
 
 The choice gates only what is written from then on; nothing already stored is hidden or removed.
 """
-from ..extensions import db
-from ..models import utcnow
-from .models import MemorySharing
+from ...extensions import db
+from ...models import utcnow
+from ..models import MemorySharing
 
 
 def sharing_choice(user) -> bool | None:

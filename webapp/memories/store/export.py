@@ -1,9 +1,9 @@
 """The memory export: every memory that applies to a person, each with its history, as JSON."""
 from sqlalchemy import select
 
-from ..extensions import db
-from ..models import utcnow
-from .models import Memory
+from ...extensions import db
+from ...models import utcnow
+from ..models import Memory
 from .revisions import memory_records
 from .scopes import SessionScope
 

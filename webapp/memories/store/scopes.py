@@ -8,9 +8,9 @@ from functools import cached_property, lru_cache
 
 from sqlalchemy import and_, bindparam, or_, select
 
-from ..extensions import db
-from ..shop.models import Order
-from .models import Memory
+from ...extensions import db
+from ...shop.models import Order
+from ..models import Memory
 
 TENANT_WORD = "workspace"  # the shop as a whole: memorable NULL
 ACCOUNT, ORDER = "account", "order"

@@ -10,12 +10,12 @@ from flask import current_app
 from huey import crontab
 from sqlalchemy import func, or_, select
 
-from ..extensions import db
-from ..jobs import app_context, enqueue, huey, job
-from ..models import Turn, utcnow
-from ..plurals import plural
-from .history import store_turn_vectors
-from .models import TurnVector
+from ...extensions import db
+from ...jobs import app_context, enqueue, huey, job
+from ...models import Turn, utcnow
+from ...plurals import plural
+from .conversations import store_turn_vectors
+from ..models import TurnVector
 
 log = logging.getLogger(__name__)
 NEWEST_TURNS = 10_000  # turns looked at per sweep, newest first: an outage's are among them

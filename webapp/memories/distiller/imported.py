@@ -1,9 +1,9 @@
 """Imported history is distilled into memories only when the person chose it at import."""
 from sqlalchemy import insert
 
-from ..extensions import db
-from ..models import utcnow
-from .models import DistillCheckpoint
+from ...extensions import db
+from ...models import utcnow
+from ..models import DistillCheckpoint
 
 NOT_CHOSEN = "imported: not distilled (not chosen at import)"
 

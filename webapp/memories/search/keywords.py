@@ -12,14 +12,14 @@ from sqlalchemy import (ARRAY, Text, and_, any_, bindparam, cast, column, func, 
                         select, table, text)
 from sqlalchemy.dialects.postgresql import TSQUERY
 
-from ..extensions import db
-from ..local_time import reader_zone, stored, wall_clock_now
-from ..models import Conversation, Turn
+from ...extensions import db
+from ...local_time import reader_zone, stored, wall_clock_now
+from ...models import Conversation, Turn
 from .dates import find_dates
 from .keyword_index import (POSTGRES_MEMORY_VECTOR, POSTGRES_SCOPE_TOKEN, POSTGRES_TURN_VECTOR,
                             session_tokens)
-from .models import Memory, TurnVector
-from .ranking import Candidate, ScopeStatistics, bm25_scores
+from ..models import Memory, TurnVector
+from .bm25 import Candidate, ScopeStatistics, bm25_scores
 from .statements import built, newest_in, read
 
 STOPWORDS = set("""a an the is are was were be been am i me my we our you your it its to of in on

@@ -3,10 +3,10 @@ does to it (read again next time, wait and read less, or give the window up with
 import logging
 from datetime import timedelta
 
-from ..extensions import db
-from ..models import utcnow
-from ..plurals import plural
-from .models import DistillCheckpoint
+from ...extensions import db
+from ...models import utcnow
+from ...plurals import plural
+from ..models import DistillCheckpoint
 
 log = logging.getLogger(__name__)
 

@@ -1,11 +1,11 @@
 """Conversation search: the same hybrid ranking over a person's own past turns (question + answer)."""
 from sqlalchemy import bindparam, func, select
 
-from ..extensions import db
-from ..models import Conversation, Turn
+from ...extensions import db
+from ...models import Conversation, Turn
 from .embeddings import QueryEmbedding, embed_many
 from .keywords import own_turns, turn_matches
-from .models import TurnVector
+from ..models import TurnVector
 from .recall import rank_hybrid, similarity_alone_may_place
 from .statements import built, read
 

@@ -7,14 +7,14 @@ import logging
 
 from sqlalchemy import delete, select
 
-from ..plurals import plural
-from ..extensions import db
-from .models import Memory, MemoryRevision
+from ...plurals import plural
+from ...extensions import db
+from ..models import Memory, MemoryRevision
 from .phrasing import fact_key
 from .slots import same_slot
-from .revisions import DISTILLER, Changer, keep_old_text
-from .scopes import TENANT_WORD, InvalidScope, SessionScope
-from .store import InvalidMemory, clean_content, editable, newest, remember, set_vectors, supersede
+from ..store.revisions import DISTILLER, Changer, keep_old_text
+from ..store.scopes import TENANT_WORD, InvalidScope, SessionScope
+from ..store.rows import InvalidMemory, clean_content, editable, newest, remember, set_vectors, supersede
 
 log = logging.getLogger(__name__)
 MAX_MEMORIES_PER_WINDOW = 10

@@ -9,7 +9,7 @@ from typing import Callable
 
 from sqlalchemy import select, union_all
 
-from ..extensions import db
+from ...extensions import db
 
 STATEMENTS: dict = {}  # (dialect, form...) -> a statement whose values are bound parameters
 MAX_FORMS = 1_000  # forms are few (scope shapes x word counts); this only bounds a surprise

@@ -149,7 +149,7 @@ def about(content: str, name: str | None) -> str:
 def fact_key(text: str, name: str = "") -> str:
     """What a memory says, whoever wrote it down: 'Alex says: "We pay by invoice."' and
     'We pay by invoice.' are one fact (stemmed words, without the speaker's name and quotes)."""
-    from .ranking import terms
+    from ..search.bm25 import terms
     body = re.sub(r'^[^"]*\bsa(?:ys|id):\s*', "", (text or "").strip(), flags=re.I)
     ignored = set(terms(name))
     return " ".join(t for t in terms(body) if t not in ignored)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, select
 
-from ..extensions import db
-from .models import Memory, MemoryRevision
+from ...extensions import db
+from ..models import Memory, MemoryRevision
 from .scopes import scope_label
 
 CHANGERS = ("person", "staff", "distiller", "shell")

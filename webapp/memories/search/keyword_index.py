@@ -11,7 +11,7 @@ current by the database itself: triggers, or the GIN expression index.
 """
 from sqlalchemy import event, text
 
-from ..extensions import db
+from ...extensions import db
 
 # A memory's scope as one word: t<tenant>, w0 (the shop) / a<id> (an account) / o<id> (an order),
 # s<subject> (0: everyone). It ends in a digit, so the Porter stemmer leaves it whole.
