@@ -104,7 +104,7 @@ def test_feedback_travels_in_the_json_export_and_back(guest, conversation):
     rate(guest, conversation, 1, "up")
     exported = guest.get(f"/c/{conversation.id}/export/nimbus").json
     assert [t["feedback"] for t in exported["turns"]] == ["down", "up", None]
-    assert exported["turns"][0]["feedback_comment"] == "Wrong window" and exported["version"] == 4
+    assert exported["turns"][0]["feedback_comment"] == "Wrong window" and exported["version"] == 5
     copy = import_conversation(export_conversation(conversation), guest_user(guest))
     assert (get_turn(copy, 0).feedback, get_turn(copy, 0).feedback_comment) == ("down", "Wrong window")
     assert get_turn(copy, 1).feedback == "up" and get_turn(copy, 2).feedback is None
