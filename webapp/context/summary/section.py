@@ -91,24 +91,10 @@ def summary_section(conversation, policy, history) -> Section | None:
 
 
 
-def window_budget(conversation, config) -> int | None:
-    """The history budget the model's window leaves the next request, where it binds: the turns
-    the window drops fall off as surely as those over the budget set, and are folded as they."""
-    from ...llm.profile import profile_for
-    if not profile_for(config).context_window:
-        return None
-    from ..request import plan_request  # the one planner; it imports this module's package
-    plan = plan_request(conversation, config)
-    return plan.policy.budget if plan.shape.binds else None
-
-
 def left_out_through(conversation, config, reserve: int | None = None) -> int:
     """The newest turn the next request leaves out (-1: none); with `reserve`, as if the summary
     took that many tokens of the budget instead of its present size."""
     policy = Allotment.of(Policy.for_conversation(conversation, config))
-    cap = window_budget(conversation, config)
-    if cap is not None:
-        policy.budget = min(policy.budget, cap)
     ratio = conversation.token_ratio or 1.0
     if policy.strategy in SUMMARY_STRATEGIES:
         policy.reserved = (summary_reservation(conversation, policy, ratio) if reserve is None
