@@ -28,6 +28,34 @@ def make_app(path):
 
 
 @contextmanager
+def demo_shop_copies(prefix: str):
+    """A function giving each call a fresh copy of the seeded demo shop (an app on its own
+    SQLite file, as `app_on`): the benches play each case on a shop no other case has touched."""
+    import os
+    import shutil
+    import tempfile
+    from webapp.accounts import seed_demo
+    from webapp.database import create_schema
+    folder = tempfile.mkdtemp(prefix=prefix)
+    template = os.path.join(folder, "template.db")
+    copies = iter(range(1 << 30))
+
+    @contextmanager
+    def fresh_shop():
+        path = os.path.join(folder, f"copy{next(copies)}.db")
+        shutil.copy(template, path)
+        with app_on(path) as app:
+            yield app
+    try:
+        with app_on(template) as app:
+            create_schema()
+            seed_demo(app.config["NIMBUS_DEMO_TENANT"])
+        yield fresh_shop
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
 def app_on(path):
     """The test app on the SQLite file `path`, inside its app context; afterwards its replies
     are waited for, its heartbeat stopped and its connections closed."""
