@@ -41,6 +41,7 @@ MATRIX = {
     "viewer.apply_settings": {"owner", "admin"},
     "viewer.show_sent": {"owner"} | TENANT_STAFF, "viewer.show_sent_json": {"owner"} | TENANT_STAFF,
     "viewer.find": {"owner"} | TENANT_STAFF, "viewer.compare": {"owner"} | TENANT_STAFF,
+    "viewer.compare_branches": {"owner"} | TENANT_STAFF,
     "viewer.download": {"owner"} | TENANT_STAFF, "transfer.export": {"owner"} | TENANT_STAFF,
     "memories.edit_memory": {"owner"}, "memories.delete_memory_view": {"owner"},
     "staff.show_console": ANY_STAFF, "staff.show_conversation": TENANT_STAFF,

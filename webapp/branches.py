@@ -65,6 +65,7 @@ class Alternative:
     kind: str
     messages: list
     later: int
+    requested: bool = False  # its turn's request was recorded (a manifest): it can be shown as sent
 
 
 def alternatives_of(conversation_id: str, seq: int) -> list[Alternative]:
@@ -73,8 +74,20 @@ def alternatives_of(conversation_id: str, seq: int) -> list[Alternative]:
         TurnAlternative.conversation_id == conversation_id, TurnAlternative.seq == seq)
         .order_by(TurnAlternative.position)))
     return [Alternative(seq, row.position, len(rows) + 1, row.kind,
-                        row.branch["turns"][0]["messages"], len(row.branch["turns"]) - 1)
+                        row.branch["turns"][0]["messages"], len(row.branch["turns"]) - 1,
+                        bool(row.branch["turns"][0].get("manifest")))
             for row in rows]
+
+
+def kept_turn(conversation_id: str, seq: int, position: int) -> Turn | None:
+    """Turn `seq` as version `position` stored it, when that version is not the one shown: a
+    Turn never added to the session (the viewer reads it, nothing writes it); None if none."""
+    row = db.session.scalar(select(TurnAlternative).where(
+        TurnAlternative.conversation_id == conversation_id, TurnAlternative.seq == seq,
+        TurnAlternative.position == position))
+    if row is None:
+        return None
+    return Turn(**_values(row.branch["turns"][0], TURN_COLUMNS), conversation_id=conversation_id)
 
 
 def fork(conversation: Conversation, seq: int, question: str) -> Turn:

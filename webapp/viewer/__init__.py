@@ -4,10 +4,10 @@
 def init_app(app) -> None:
     """The viewer blueprint: its pages (views) and the debugging and demo routes on it."""
     from ..agent.prompts import assistant_name_of
-    from . import inspect_views, views
+    from . import branch_views, inspect_views, views
     # The viewer speaks as the chat does: answers under the persona the conversation's shop chose.
     app.jinja_env.globals["assistant_of"] = lambda conversation: assistant_name_of(
         getattr(conversation, "tenant", None))
-    for routes in (views, inspect_views):
+    for routes in (views, inspect_views, branch_views):
         if routes.bp.name not in app.blueprints:
             app.register_blueprint(routes.bp)

@@ -5,9 +5,11 @@ from pathlib import Path
 
 from flask import abort, current_app, jsonify, render_template, request
 
+from .. import branches
 from ..access import get_conversation_or_404
 from ..extensions import htmx
 from ..context.assemble import STRATEGIES
+from ..security.validation import whole_number
 from ..storage import get_turn
 from .as_sent import rebuild
 from .private_results import hide_private_results
@@ -20,31 +22,44 @@ MAX_SEQ = 2**31 - 1  # a turn number beyond any conversation, and within every d
 
 
 def sent_turn(conversation_id: str, seq: int):
+    """The turn at `seq` and its request as sent; `?version=` picks a version not shown (its
+    own stored request, webapp/branches.py), and the shown version when it names that one."""
     conversation = get_conversation_or_404(conversation_id)
     turn = get_turn(conversation, seq) if 0 <= seq <= MAX_SEQ else None
     if turn is None:
         abort(404, description=f"This conversation has no turn {seq + 1}.")
-    return conversation, turn, rebuild(turn)
+    versions = branches.versions(conversation.id).get(seq)
+    asked = request.args.get("version")
+    position = None if asked is None else whole_number(asked, 1)
+    if asked is not None and not (versions and position == versions.active):
+        kept = branches.kept_turn(conversation.id, seq, position) if position else None
+        if kept is None:
+            abort(404, description=f"Turn {seq + 1} has no version {asked}.")
+        return conversation, kept, rebuild(kept), versions, position
+    return conversation, turn, rebuild(turn), versions, versions.active if versions else None
 
 
 @bp.get("/c/<conversation_id>/viewer/turns/<int:number>/sent")
 def show_sent(conversation_id, number):
     """Show exactly what each model call of turn `number` (from 1) received, rebuilt from its manifest."""
-    conversation, turn, sent = sent_turn(conversation_id, number - 1)
+    conversation, turn, sent, versions, position = sent_turn(conversation_id, number - 1)
     template = "viewer/_as_sent.html" if htmx else "viewer/as_sent.html"
-    return render_template(template, conversation=conversation, turn=turn, sent=sent)
+    return render_template(template, conversation=conversation, turn=turn, sent=sent,
+                           versions=versions, position=position)
 
 
 @bp.get("/c/<conversation_id>/viewer/turns/<int:number>/sent.json")
 def show_sent_json(conversation_id, number):
     """Return a past turn's request as sent: its manifest and every call's messages."""
     seq = number - 1
-    _, turn, sent = sent_turn(conversation_id, seq)
+    _, turn, sent, versions, position = sent_turn(conversation_id, seq)
+    shown = {"version": position, "versions": versions.total if versions else 1,
+             "active": versions is None or position == versions.active}
     if sent is None:
         why = ("this turn is still being answered" if turn.outcome == "pending"
                else "this turn was recorded before request manifests existed")
-        return jsonify({"seq": seq, "manifest": None, "calls": [], "error": why}), 404
-    return jsonify({"seq": seq, "manifest": sent.manifest, "problems": sent.problems,
+        return jsonify({"seq": seq, **shown, "manifest": None, "calls": [], "error": why}), 404
+    return jsonify({"seq": seq, **shown, "manifest": sent.manifest, "problems": sent.problems,
                     "sections": [asdict(s) for s in sent.sections],
                     "calls": [{"step": c.step, "messages": c.messages,
                                "estimated_tokens": c.estimated_tokens,
