@@ -3,6 +3,7 @@ edit-to-fork, the viewer's next request (the turns it lists as sent, their count
 gauge are read first, then a question is sent, and the request the recording model received
 must carry exactly those turns and that many tokens. Were the viewer or the gauge to show
 another branch than the one sent, the texts, the count or the figure would not match."""
+import os
 import re
 
 import pytest
@@ -102,3 +103,55 @@ def test_viewer_and_gauge_say_what_the_model_receives_after_each_branch_change(
     assert check_next_request(page, viewer, model, "Both ways?", 2) == [
         ("user", "Do you ship abroad?"), ("assistant", "First answer."),
         ("user", "Do you ship to Lisbon?"), ("assistant", "Lisbon, yes.")]
+
+
+def no_sideways_scroll(page) -> bool:
+    return page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+def test_a_kept_version_opens_as_sent_from_the_keyboard_and_compares_side_by_side(
+        new_page, reply_with, quiet, artifacts, size):
+    page = new_page(*size)
+    page.goto("/")
+    reply_with(ScriptedModel("Rome answer.", "Lisbon answer."))
+    send(page, "Do you ship to Rome?", 0)
+    page.locator("#turn-1-question").hover()
+    page.get_by_role("button", name="Edit question 1").click()
+    page.get_by_label("New wording of question 1").fill("Do you ship to Lisbon?")
+    page.get_by_role("button", name="Send as a new version").click()
+    expect(finished(page, 0)).to_contain_text("Lisbon answer.")
+    conversation = re.search(r"/c/([0-9a-f]{32})", page.url).group(1)
+
+    page.goto(f"/c/{conversation}/viewer")
+    kept = page.locator("#turn-1 .alternatives")
+    kept.locator("summary").focus()
+    page.keyboard.press("Enter")
+    expect(kept).to_contain_text("alternative 1 of 2 — not sent")
+    page.keyboard.press("Tab")
+    expect(kept.get_by_role("link", name="view as sent")).to_be_focused()
+    page.keyboard.press("Enter")
+    shown = page.locator("#as-sent-1-v1")
+    expect(shown).to_contain_text("Turn 1, alternative 1 of 2 — not sent now, as it was sent")
+    expect(shown.locator(".sent-call")).to_contain_text("Do you ship to Rome?")
+    expect(shown.locator(".sent-call")).not_to_contain_text("Lisbon")
+    assert no_sideways_scroll(page)
+    shown.screenshot(path=os.path.join(artifacts, f"viewer-kept-version-{size[0]}.png"))
+
+    page.keyboard.press("Shift+Tab")  # back to "view as sent"; the compare link is next
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    expect(kept.get_by_role("link", name="compare with the version sent")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name=re.compile("Compare two branches"))).to_be_visible()
+    sent_side = page.get_by_role("region", name="Version 2 of 2 — shown, and sent from now on")
+    kept_side = page.get_by_role("region", name="Version 1 of 2 — not sent")
+    expect(sent_side.locator(".sent-call")).to_contain_text("Do you ship to Lisbon?")
+    expect(kept_side.locator(".sent-call")).to_contain_text("Do you ship to Rome?")
+    a, b = sent_side.bounding_box(), kept_side.bounding_box()
+    if size[0] < 800:
+        assert b["y"] >= a["y"] + a["height"] - 1  # stacked on a phone
+    else:
+        assert abs(a["y"] - b["y"]) < 2 and b["x"] > a["x"]  # side by side
+    assert no_sideways_scroll(page)
+    page.screenshot(path=os.path.join(artifacts, f"compare-branches-{size[0]}.png"), full_page=True)
