@@ -76,7 +76,8 @@ def test_compare_refuses_a_turn_or_version_it_cannot_show_in_words(guest, edited
 
 def test_compare_without_versions_says_how_to_make_one(guest, chat):
     response = guest.get(f"/c/{chat.id}/viewer/compare/branches")
-    assert response.status_code == 200 and "No turn of this conversation has another version" in response.text
+    assert response.status_code == 200
+    assert "No turn of this conversation has another version" in response.text
 
 
 def test_someone_elses_branches_are_not_compared(guest, sam):
@@ -86,3 +87,19 @@ def test_someone_elses_branches_are_not_compared(guest, sam):
     for path in ("viewer/compare/branches", "viewer/turns/1/sent?version=1"):
         response = guest.get(f"/c/{conversation.id}/{path}")
         assert response.status_code == 302 and response.location.startswith("/login?next=")
+
+
+def test_a_kept_branch_that_went_on_shows_its_request_over_the_shared_path(guest, chat, model):
+    for seq, question in ((1, "And to Porto?"), (2, "Thanks!")):
+        guest.post(f"/c/{chat.id}/messages", data={"message": question},
+                   headers={"HX-Request": "true"})
+        finish(guest, chat, seq)
+    guest.post(f"/c/{chat.id}/turns/1/edit", data={"message": "And to Lisbon?"},
+               headers={"HX-Request": "true"})
+    finish(guest, chat, 1)
+    kept = guest.get(f"/c/{chat.id}/viewer/turns/2/sent.json?version=1").get_json()
+    assert kept["problems"] == []  # turn 1, the path both share, reads as it was sent
+    assert [m["content"] for m in kept["calls"][0]["messages"] if m["role"] == "user"] == [
+        "How long does shipping take?", "And to Porto?"]
+    data = guest.get(f"/c/{chat.id}/viewer/compare/branches?turn=2&version=1").text
+    assert "Its branch goes on for 1 more turn." in data and "Its branch ends here." in data

@@ -35,7 +35,8 @@ class BranchSide:
         first = self.sent.calls[0] if self.sent and self.sent.calls else None
         return {"version": self.position, "active": self.active, "question": self.turn.question,
                 "answer": self.turn.answer, "later_turns": self.later,
-                "request": self.request, "estimated_tokens": first.estimated_tokens if first else None,
+                "request": self.request,
+                "estimated_tokens": first.estimated_tokens if first else None,
                 "problems": self.sent.problems if self.sent else []}
 
 
