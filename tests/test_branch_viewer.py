@@ -2,6 +2,8 @@
 compare sets the version sent beside a kept one, each with what the model received."""
 import pytest
 
+from webapp import branches
+
 from .support import use_provider
 from .test_branch_views import chat, finish  # noqa: F401  (chat: a fixture)
 from tests.fakes.scripted_model import ScriptedModel
@@ -103,3 +105,38 @@ def test_a_kept_branch_that_went_on_shows_its_request_over_the_shared_path(guest
         "How long does shipping take?", "And to Porto?"]
     data = guest.get(f"/c/{chat.id}/viewer/compare/branches?turn=2&version=1").text
     assert "Its branch goes on for 1 more turn." in data and "Its branch ends here." in data
+
+
+def test_compare_says_what_the_next_request_would_send_and_a_switch_then_sends_it(
+        app, guest, chat, model):
+    guest.post(f"/c/{chat.id}/messages", data={"message": "And to Porto?"},
+               headers={"HX-Request": "true"})
+    finish(guest, chat, 1)
+    guest.post(f"/c/{chat.id}/turns/0/edit", data={"message": "Do you ship to Lisbon?"},
+               headers={"HX-Request": "true"})
+    finish(guest, chat, 0)
+    data = guest.get(f"/c/{chat.id}/viewer/compare/branches?format=json").get_json()
+    assert branches.versions(chat.id)[0].active == 2  # looking changed nothing
+    assert data["kept"]["next_request"] != data["shown"]["next_request"]
+    guest.post(f"/c/{chat.id}/turns/0/versions/1", headers={"HX-Request": "true"})
+    guest.post(f"/c/{chat.id}/messages", data={"message": "Thanks!"},
+               headers={"HX-Request": "true"})
+    finish(guest, chat, 2)
+    assert model.requests[-1][:-1] == data["kept"]["next_request"]
+    assert "And to Porto?" in [m["content"] for m in data["kept"]["next_request"]]
+
+
+def test_staff_compare_branches_audited_and_changing_nothing(app, guest, edited):
+    from webapp.extensions import db
+    from webapp.models import AuditEntry
+    from .accounts_support import make_account, sign_in
+    make_account("staff-a@example.com", "staff")
+    staff = app.test_client()
+    sign_in(staff, "staff-a@example.com")
+    logged = db.session.scalar(db.select(db.func.count()).select_from(AuditEntry))
+    data = staff.get(f"/c/{edited.id}/viewer/compare/branches?format=json").get_json()
+    asked = [m["content"] for m in data["kept"]["next_request"] if m["role"] == "user"]
+    assert asked == ["How long does shipping take?"]
+    assert db.session.scalar(db.select(db.func.count()).select_from(AuditEntry)) == logged + 1
+    assert branches.versions(edited.id)[0].active == 2
+    assert guest.get(f"/c/{edited.id}").text.count("Do you ship to Lisbon?") >= 1

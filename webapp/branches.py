@@ -109,22 +109,28 @@ def switch(conversation: Conversation, seq: int, position: int) -> None:
     """Show version `position` of turn `seq`: the branch shown now is kept in its place and the
     chosen one comes back as it was stored, in one transaction."""
     with _quiet(conversation):
-        chosen = db.session.scalar(select(TurnAlternative).where(
-            TurnAlternative.conversation_id == conversation.id, TurnAlternative.seq == seq,
-            TurnAlternative.position == position))
-        if chosen is None:
-            raise LookupError(position)
-        current = _versions_at(conversation.id, seq)
-        branch = chosen.branch
-        db.session.delete(chosen)
-        db.session.flush()
-        old = _turns_from(conversation.id, seq)
-        if old:
-            same = old[0].question == branch["turns"][0]["question"]
-            _keep(conversation, seq, current.active, "answer" if same else "question")
-            _drop_from(conversation, seq)
-        _restore(conversation, seq, branch)
+        swap(conversation, seq, position)
         db.session.commit()
+
+
+def swap(conversation: Conversation, seq: int, position: int) -> None:
+    """The work of a switch, left uncommitted: `switch` commits it; the viewer's compare plans
+    the next request on it and rolls it back, so what it shows is what a switch would send."""
+    chosen = db.session.scalar(select(TurnAlternative).where(
+        TurnAlternative.conversation_id == conversation.id, TurnAlternative.seq == seq,
+        TurnAlternative.position == position))
+    if chosen is None:
+        raise LookupError(position)
+    current = _versions_at(conversation.id, seq)
+    branch = chosen.branch
+    db.session.delete(chosen)
+    db.session.flush()
+    old = _turns_from(conversation.id, seq)
+    if old:
+        same = old[0].question == branch["turns"][0]["question"]
+        _keep(conversation, seq, current.active, "answer" if same else "question")
+        _drop_from(conversation, seq)
+    _restore(conversation, seq, branch)
 
 
 class _quiet:
@@ -138,8 +144,7 @@ class _quiet:
             self.lock.__enter__()
         except LockBusy:
             raise BranchRefused(BUSY) from None
-        if db.session.scalar(select(Turn.id).where(Turn.conversation_id == self.conversation.id,
-                                                   Turn.outcome == "pending").limit(1)):
+        if answering(self.conversation.id):
             self.lock.__exit__(None, None, None)
             raise BranchRefused(BUSY)
         return self
@@ -148,6 +153,12 @@ class _quiet:
         if exc[0] is not None:
             db.session.rollback()
         return self.lock.__exit__(*exc)
+
+
+def answering(conversation_id: str) -> bool:
+    """A reply is being written: its branch may not change under it."""
+    return db.session.scalar(select(Turn.id).where(Turn.conversation_id == conversation_id,
+                                                   Turn.outcome == "pending").limit(1)) is not None
 
 
 BUSY = "Nimbus is still answering: wait for the reply, or press Stop, then try again."

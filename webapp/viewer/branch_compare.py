@@ -1,8 +1,11 @@
 """Two versions of one turn side by side: the one shown and sent, and one kept (webapp/branches.py),
-each with the request its turn received, rebuilt from its manifest, and where the two differ."""
+each with the request its turn received, rebuilt from its manifest, where the two differ, and
+what the next request would carry on each branch."""
 from dataclasses import dataclass
 
 from .. import branches
+from ..context.request import plan_request
+from ..extensions import db
 from ..security.validation import whole_number
 from ..storage import get_turn
 from .as_sent import AsSent, rebuild
@@ -20,6 +23,8 @@ class BranchSide:
     turn: object  # a Turn; a kept version's is read from its branch and never in the session
     later: int  # how many turns its branch holds after this one
     sent: AsSent | None
+    next_request: list[dict] | None = None  # before the question, with this branch chosen
+    next_tokens: int | None = None
 
     @property
     def label(self) -> str:
@@ -37,7 +42,8 @@ class BranchSide:
                 "answer": self.turn.answer, "later_turns": self.later,
                 "request": self.request,
                 "estimated_tokens": first.estimated_tokens if first else None,
-                "problems": self.sent.problems if self.sent else []}
+                "problems": self.sent.problems if self.sent else [],
+                "next_request": self.next_request, "next_tokens": self.next_tokens}
 
 
 @dataclass
@@ -75,7 +81,26 @@ def number_in(values, key: str) -> int | None:
     return number
 
 
-def compare_branches(conversation, values) -> BranchComparison | None:
+def next_request(conversation, config, seq: int | None = None, position: int | None = None):
+    """(messages, tokens) the next request carries before its question: on the path shown, or,
+    with `seq` and `position`, on the path a switch to that version would make: the switch is
+    done by branches.swap and planned by the one planner, then rolled back. (None, None) while
+    a reply is written (no switch is allowed then)."""
+    if seq is None:
+        plan = plan_request(conversation, config)
+        return [m for s in plan.sections for m in s.messages], plan.total_tokens
+    if branches.answering(conversation.id):
+        return None, None
+    db.session.commit()  # what this request wrote so far (a staff reader's audit line) stays
+    try:
+        branches.swap(conversation, seq, position)
+        plan = plan_request(conversation, config)
+        return [m for s in plan.sections for m in s.messages], plan.total_tokens
+    finally:
+        db.session.rollback()
+
+
+def compare_branches(conversation, values, config) -> BranchComparison | None:
     """Turn `turn` (from 1; the first with versions by default) as shown beside its version
     `version` (the first kept one by default); None when no turn has another version."""
     choices = branches.versions(conversation.id)
@@ -97,6 +122,8 @@ def compare_branches(conversation, values) -> BranchComparison | None:
     later = next(a.later for a in branches.alternatives_of(conversation.id, seq)
                  if a.position == position)
     shown = BranchSide(versions.active, versions.total, True, turn,
-                       conversation.turn_count - seq - 1, rebuild(turn))
-    return BranchComparison(seq, choices, shown,
-                            BranchSide(position, versions.total, False, kept, later, rebuild(kept)))
+                       conversation.turn_count - seq - 1, rebuild(turn),
+                       *next_request(conversation, config))
+    other = BranchSide(position, versions.total, False, kept, later, rebuild(kept),
+                       *next_request(conversation, config, seq, position))
+    return BranchComparison(seq, choices, shown, other)

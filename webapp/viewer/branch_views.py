@@ -1,5 +1,5 @@
 """The viewer's page for branches: a turn's version that is sent beside one that is kept."""
-from flask import jsonify, render_template, request
+from flask import current_app, jsonify, render_template, request
 
 from ..access import get_conversation_or_404
 from . import branch_compare
@@ -11,7 +11,8 @@ def compare_branches(conversation_id):
     """Set two versions of a turn side by side, with the request each one received."""
     conversation = get_conversation_or_404(conversation_id)
     try:
-        comparison, error = branch_compare.compare_branches(conversation, request.args), None
+        comparison, error = branch_compare.compare_branches(conversation, request.args,
+                                                             current_app.config), None
     except branch_compare.BranchChoiceError as problem:
         comparison, error = None, str(problem)
     if request.args.get("format") == "json":
