@@ -3,6 +3,8 @@ each with the request its turn received, rebuilt from its manifest, where the tw
 what the next request would carry on each branch."""
 from dataclasses import dataclass
 
+from sqlalchemy.exc import OperationalError
+
 from .. import branches
 from ..context.request import plan_request
 from ..extensions import db
@@ -96,6 +98,8 @@ def next_request(conversation, config, seq: int | None = None, position: int | N
         branches.swap(conversation, seq, position)
         plan = plan_request(conversation, config)
         return [m for s in plan.sections for m in s.messages], plan.total_tokens
+    except OperationalError:  # SQLite's one writer stayed busy past its timeout: say nothing
+        return None, None
     finally:
         db.session.rollback()
 
