@@ -29,8 +29,8 @@ def test_words_only_on_a_branch_left_are_found_and_marked(app, alex):
     results, _ = search_turns(alex, "umbrella", app.config)
     assert [(r["question"], r["inactive_branch"], r["turn"], r["conversation_id"])
             for r in results] == [(LEFT, True, 0, conversation.id)]
-    assert results[0]["content"].startswith("on a branch the customer left (a question edited "
-                                            "away, not what the conversation now says)")
+    assert results[0]["content"].startswith("on a branch not taken (a question you edited; not "
+                                            "what that conversation says now)")
 
 
 def test_the_shown_branch_is_found_unmarked_and_not_twice(app, alex):
@@ -47,7 +47,7 @@ def test_a_regenerated_away_answer_is_found_by_its_own_words_not_the_shared_ques
     kept.branch = {**kept.branch, "turns": turns}
     db.session.commit()
     (hit,) = [r for r in search_turns(alex, "euros", app.config)[0] if r["inactive_branch"]]
-    assert hit["answer"] == "Yes, for up to 500 euros." and "an answer regenerated away" in \
+    assert hit["answer"] == "Yes, for up to 500 euros." and "an answer you had me regenerate" in \
         hit["content"]
     assert not [r for r in search_turns(alex, "insured", app.config)[0] if r["inactive_branch"]]
 
@@ -61,7 +61,7 @@ def test_the_tool_tells_the_model_the_hit_is_from_a_branch_not_taken(app, alex):
     edited(alex)
     found = search_history(SimpleNamespace(user=alex, config=app.config), {"query": "umbrella"})
     (hit,) = found["results"]
-    assert hit["inactive_branch"] is True and "branch the customer left" in hit["content"]
+    assert hit["inactive_branch"] is True and "branch not taken" in hit["content"]
     assert "branch not taken" in search_history.tool.description
 
 

@@ -17,7 +17,9 @@ BRANCH_HITS = 2  # at most this many hits from branches not taken, after the act
 BRANCHES_READ = 100  # the person's newest kept branches looked through
 ANSWER_CHARS = 300
 SUFFIXES = ("ing", "ed", "es", "s", "ly")
-WHY = {"answer": "an answer regenerated away", "question": "a question edited away"}
+# Said to the customer as the other hits are ("you asked", "I answered"): the offline model
+# quotes a hit as it is, and a real one reads the same words.
+WHY = {"answer": "an answer you had me regenerate", "question": "a question you edited"}
 
 
 def stem(word: str) -> str:
@@ -74,7 +76,7 @@ def hit(row, turn: dict, kind: str, question: str, answer: str, words: int) -> d
     return {"conversation_id": row.conversation_id, "title": row.title, "turn": turn["seq"],
             "question": question, "answer": answer,
             "created_at": created.isoformat(timespec="seconds") if created else "",
-            "content": (f"on a branch the customer left ({WHY.get(kind, WHY['answer'])}, not "
-                        f"what the conversation now says): {when}(“{row.title}”) you asked "
-                        f"“{question}” and I answered “{short}”"),
+            "content": (f"on a branch not taken ({WHY.get(kind, WHY['answer'])}; not what that "
+                        f"conversation says now): {when}(“{row.title}”) you asked “{question}” "
+                        f"and I answered “{short}”"),
             "why": f"on another branch: {words} of the query's words", "inactive_branch": True}
