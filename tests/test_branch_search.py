@@ -79,3 +79,11 @@ def test_the_sidebar_search_marks_the_hit(guest):
     assert f'href="/c/{conversation.id}?at=1#turn-1-question"' in results
     shown = guest.get("/search?q=scarf", headers={"HX-Request": "true"}).text
     assert "On another branch" not in shown
+
+
+def test_words_beyond_ascii_are_found_on_a_branch_left(app, alex):
+    _, conversation, _ = ask(alex, "Le café de ma commande est arrivé froid.")
+    answer(branches.fork(conversation, 0, "Ma commande est arrivée en retard."))
+    results, _ = search_turns(alex, "café", app.config)
+    assert [(r["inactive_branch"], r["question"]) for r in results] == [
+        (True, "Le café de ma commande est arrivé froid.")]

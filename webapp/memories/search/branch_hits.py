@@ -4,17 +4,18 @@ questions, found by their words and marked, so such a hit never passes for what 
 The turns index (keyword_index.py) holds the active path only; a branch left is kept whole in
 turn_alternatives (webapp/branches.py), read here for the person's newest conversations' branches.
 """
+import json
 import re
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import Text, cast, func, or_, select
 
 from ...extensions import db
 from ...models import Conversation, TurnAlternative
 from .keywords import query_words
 
 BRANCH_HITS = 2  # at most this many hits from branches not taken, after the active path's
-BRANCHES_READ = 100  # the person's newest kept branches looked through
+BRANCHES_READ = 50  # the person's newest kept branches holding a word, looked through
 ANSWER_CHARS = 300
 SUFFIXES = ("ing", "ed", "es", "s", "ly")
 # Said to the customer as the other hits are ("you asked", "I answered"): the offline model
@@ -39,19 +40,29 @@ def branch_turns(kind: str, branch: dict):
         yield from branch_turns(inner.get("kind", "answer"), inner.get("branch") or {})
 
 
+def holding_a_word(stems: list[str]):
+    """Only the branches whose stored JSON holds one of the words somewhere (as written, or as
+    JSON escapes it), so the others are never decoded: a cheap filter, the words are then
+    looked for in each turn's question and answer."""
+    stored = func.lower(cast(TurnAlternative.branch, Text))
+    forms = {form for one in stems for form in (one, json.dumps(one)[1:-1])}
+    return or_(*(stored.contains(form, autoescape=True) for form in sorted(forms)))
+
+
 def search_branches(user, query: str, limit: int = BRANCH_HITS) -> list[dict]:
     """This person's turns on branches not taken that hold the query's words, most words first,
     each marked `inactive_branch`; the question of a regenerated answer is the shown turn's own,
     so only that answer's words count there."""
-    patterns = [re.compile(rf"\b{re.escape(stem(w))}", re.I) for w in query_words(query)]
-    if not patterns:
+    stems = [stem(w) for w in query_words(query)]
+    if not stems:
         return []
+    patterns = [re.compile(rf"\b{re.escape(one)}", re.I) for one in stems]
     rows = db.session.execute(
         select(TurnAlternative.conversation_id, TurnAlternative.kind, TurnAlternative.branch,
                Conversation.title)
         .join(Conversation, Conversation.id == TurnAlternative.conversation_id)
         .where(Conversation.user_id == user.id, Conversation.tenant_id == user.tenant_id,
-               Conversation.deleted_at.is_(None))
+               Conversation.deleted_at.is_(None), holding_a_word(stems))
         .order_by(TurnAlternative.id.desc()).limit(BRANCHES_READ)).all()
     found = []
     for row in rows:
