@@ -87,3 +87,10 @@ def test_words_beyond_ascii_are_found_on_a_branch_left(app, alex):
     results, _ = search_turns(alex, "café", app.config)
     assert [(r["inactive_branch"], r["question"]) for r in results] == [
         (True, "Le café de ma commande est arrivé froid.")]
+
+
+def test_the_offline_model_tells_the_customer_the_hit_is_from_a_branch_not_taken(app, alex):
+    edited(alex)
+    said, _, events = ask(alex, "What did I ask you about the umbrella before?")
+    assert [e.data["tool"] for e in events if e.kind == "tool_call"] == ["search_history"]
+    assert said.startswith("From what I found: on a branch not taken (a question you edited")
