@@ -1,8 +1,9 @@
 """Readers for chat apps' own exports: ChatGPT's and Claude.ai's conversations.json, Open WebUI.
 
 ChatGPT and Open WebUI keep every edit and regeneration as a tree; the conversation a person saw
-last is the branch from the current node back to the root, which is what is shown. ChatGPT's
-other branches come along as versions of the turn where each leaves it (webapp/branches.py).
+last is the branch from the current node back to the root, which is what is shown. The other
+branches come along as versions of the turn where each leaves it (transfer/branches.py reads them
+for ChatGPT, Claude and Open WebUI alike; webapp/branches.py keeps them).
 """
 from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
