@@ -44,6 +44,7 @@ MATRIX = {
     "viewer.compare_branches": {"owner"} | TENANT_STAFF,
     "viewer.download": {"owner"} | TENANT_STAFF, "transfer.export": {"owner"} | TENANT_STAFF,
     "memories.edit_memory": {"owner"}, "memories.delete_memory_view": {"owner"},
+    "memories.decide_branch_memory": {"owner"},  # keep or drop one learned on a branch left
     "staff.show_console": ANY_STAFF, "staff.show_conversation": TENANT_STAFF,
     "staff.show_audit": {"admin", "admin_b"}, "memory_report.show_report": ANY_STAFF, "shares.create": TENANT_STAFF,
     "shares.revoke": TENANT_STAFF,

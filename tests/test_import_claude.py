@@ -1,6 +1,9 @@
-"""Claude exports: the active branch alone becomes the conversation, tool blocks pair even
+"""Claude exports: the active branch becomes the conversation (the others its versions), tool blocks pair even
 without ids, text blocks keep their paragraphs, files are named and blank answers are none.
 Hand-written records: no public Claude export with retries was found to copy."""
+import json
+
+from webapp import branches
 from webapp.transfer import batch
 from webapp.transfer.formats import parse
 
@@ -49,9 +52,11 @@ def test_no_abandoned_answer_lands_in_a_turn():
     assert all("Abandoned" not in (a or "") for _, a in turns(RETRIED))
 
 
-def test_the_summary_counts_the_messages_left_out(alex):
-    result = batch.import_files([("c.json", __import__("json").dumps([RETRIED]).encode())], alex)
-    assert result.summary.endswith("; left out 1 message on other branches.")
+def test_a_retried_answer_is_kept_as_a_version_not_left_out(alex):
+    result = batch.import_files([("c.json", json.dumps([RETRIED]).encode())], alex)
+    assert "left out" not in result.summary
+    (conversation,) = result.conversations
+    assert branches.versions(conversation.id)[0].total == 2
 
 
 def test_tool_blocks_without_ids_pair_by_position():

@@ -18,11 +18,20 @@ def said(record):
     return [m.model_dump() for t in parse([record])[0].turns for m in t.messages]
 
 
-def test_the_branch_from_current_id_is_the_conversation_and_the_rest_is_counted():
+def test_the_branch_from_current_id_is_the_conversation_and_the_rest_a_version():
     record = chat(node("q", None, "user", "Hi"), node("a1", "q", "assistant", "Old"),
                   node("a2", "q", "assistant", "New"), current="a2")
     checked = parse([record])[0]
-    assert [m["content"] for m in said(record)] == ["Hi", "New"] and checked.left_out == 1
+    assert [m["content"] for m in said(record)] == ["Hi", "New"] and checked.left_out == 0
+    assert [(seq, [t.messages[-1].content for t in other.turns]) for seq, other in
+            checked.versions] == [(0, ["Old"])]
+
+
+def test_a_branch_whose_parent_is_missing_is_left_out_and_counted():
+    record = chat(node("q", None, "user", "Hi"), node("a1", "gone", "assistant", "Old"),
+                  node("a2", "q", "assistant", "New"), current="a2")
+    checked = parse([record])[0]
+    assert checked.versions == [] and checked.left_out == 1
 
 
 def test_a_reasoning_block_leaves_the_answer_clean():

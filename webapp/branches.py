@@ -5,7 +5,8 @@ The turns table always holds the active path, so the request planner, the viewer
 the summary, search and the distiller follow the chosen branch without knowing branches exist.
 What was derived from the turns swapped out travels with them: their pins and exclusions (columns
 of the turn), the alternatives of their later turns, and a rolling summary that covered any of
-them; the summary of the branch coming in is restored, or there is none until the next fold.
+them; the summary of the branch coming in is restored, or there is none until the next fold. A
+memory learned from them stays, marked as learned on a branch left until it is kept or dropped.
 """
 from dataclasses import dataclass
 from datetime import datetime
@@ -181,6 +182,7 @@ def _keep(conversation: Conversation, seq: int, position: int, kind: str) -> Non
         ConversationSummary.conversation_id == conversation.id,
         ConversationSummary.through_seq >= seq)))
     branch = {"turns": [_row(t, TURN_COLUMNS) for t in _turns_from(conversation.id, seq)],
+              "memories": _leave_memories(conversation, seq),
               "alternatives": [{"seq": a.seq, "position": a.position, "kind": a.kind,
                                 "branch": a.branch, "created_at": a.created_at.isoformat()}
                                for a in later],
@@ -216,6 +218,7 @@ def _restore(conversation: Conversation, seq: int, branch: dict) -> None:
             position=alternative["position"], kind=alternative["kind"],
             branch=alternative["branch"],
             created_at=datetime.fromisoformat(alternative["created_at"])))
+    _bring_back_memories(conversation, branch.get("memories") or [])
     for stored in branch["summaries"]:
         db.session.add(ConversationSummary(conversation_id=conversation.id,
                                            **_values(stored, SUMMARY_COLUMNS)))
@@ -224,6 +227,29 @@ def _restore(conversation: Conversation, seq: int, branch: dict) -> None:
         conversation.has_marks = True
     db.session.flush()
     _recount(conversation, seq)
+
+
+def _leave_memories(conversation: Conversation, seq: int) -> list[int]:
+    """Mark what was learned from the path's turns from `seq` on as learned on a branch left
+    (the memory panel offers to keep or drop it); their ids travel with the branch."""
+    from .memories.models import Memory
+    ids = list(db.session.scalars(select(Memory.id).where(
+        Memory.conversation_id == conversation.id, Memory.turn_seq >= seq,
+        Memory.branch_left == "")))
+    if ids:
+        db.session.execute(update(Memory).where(Memory.id.in_(ids)).values(branch_left="left"),
+                           execution_options={"synchronize_session": "fetch"})
+    return ids
+
+
+def _bring_back_memories(conversation: Conversation, ids: list[int]) -> None:
+    """The memories learned on a branch shown again are on the path shown again."""
+    from .memories.models import Memory
+    if ids:
+        db.session.execute(update(Memory).where(Memory.id.in_(ids),
+                                                Memory.conversation_id == conversation.id)
+                           .values(branch_left=""),
+                           execution_options={"synchronize_session": "fetch"})
 
 
 def _recount(conversation: Conversation, seq: int) -> None:

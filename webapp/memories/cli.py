@@ -219,7 +219,9 @@ def search_history(query, email):
     results, mode = search_turns(resolve_user(email), query, current_app.config, limit=10)
     click.echo(f"{plural(len(results), 'result')}, ranked by {mode}:")
     for r in results:
-        click.echo(f"{r['conversation_id']}#turn-{r['turn'] + 1}  {r['content']}  ({r['why']})")
+        branch = "  [on another branch]" if r["inactive_branch"] else ""
+        click.echo(f"{r['conversation_id']}#turn-{r['turn'] + 1}{branch}  {r['content']}  "
+                   f"({r['why']})")
 
 
 def init_app(app) -> None:

@@ -41,6 +41,9 @@ class Memory(db.Model):
     conversation_id: Mapped[str | None] = mapped_column(
         ForeignKey("conversations.id", ondelete="SET NULL"), index=True)
     turn_seq: Mapped[int | None]
+    # "left": learned on a branch the person then left (webapp/branches.py), not yet kept or
+    # dropped from the panel; "kept": kept all the same; "": its turns are on the path shown.
+    branch_left: Mapped[str] = mapped_column(String(4), default="", server_default="")
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)  # float32, L2-normalised
     embedding_model: Mapped[str | None] = mapped_column(String(80))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

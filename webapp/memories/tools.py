@@ -61,7 +61,9 @@ def search_memories(context, args):
 
 
 @tool("search_history",
-      "Search this customer's own earlier conversations (their questions and your answers).",
+      "Search this customer's own earlier conversations (their questions and your answers). A "
+      "result with inactive_branch true is from a branch not taken (an answer they had "
+      "regenerated, a question they edited): it is not what the conversation now says.",
       {"query": {"type": "string", "description": "What you are looking for"}},
       required=["query"], enabled=tools_on)
 def search_history(context, args):

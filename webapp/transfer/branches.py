@@ -1,9 +1,11 @@
-"""The branch a chat app showed last: from the root to the newest leaf of a message tree.
+"""A chat app's message tree: the branch it showed last, and its other branches as versions.
 
-Claude (`parent_message_uuid`) and LibreChat (`parentMessageId`) keep retries and edits as
-siblings; the conversation Nimbus imports is the one path the person was last looking at.
+Claude (`parent_message_uuid`), Open WebUI (`parentId`), ChatGPT (`parent`) and LibreChat
+(`parentMessageId`) keep retries and edits as siblings; the conversation Nimbus imports is the one
+path the person was last looking at, and the other branches become versions of the turn where
+each leaves it (webapp/branches.py), read the same way for every app.
 """
-from .importer import InvalidImport
+from .importer import Checked, InvalidImport
 
 
 def latest_leaf_path(nodes: list[dict], id_key: str, parent_key: str, time_key: str,
@@ -28,3 +30,25 @@ def latest_leaf_path(nodes: list[dict], id_key: str, parent_key: str, time_key: 
         path.append(leaf)
         leaf = by_id.get(leaf.get(parent_key))
     return path[::-1]
+
+
+def other_branches(active: Checked, leaves, read) -> tuple[list[tuple[int, Checked]], set]:
+    """Every other leaf's branch (a regenerated answer, an edited question) as (the turn where it
+    leaves the imported path, its whole transcript), and the nodes they hold. `read(leaf)` gives
+    a leaf's nodes from the root and its transcript; a branch that does not read as a transcript,
+    or only goes on past the path's end, stays out (and is counted as left out)."""
+    versions, kept = [], set()
+    for leaf in leaves:
+        try:
+            nodes, other = read(leaf)
+        except InvalidImport:
+            continue
+        pairs = list(zip(active.raw, other.raw))
+        seq = next((i for i, (a, b) in enumerate(pairs) if a["messages"] != b["messages"]),
+                   len(pairs))
+        if seq == len(active.raw) == len(other.raw):  # a regenerated answer in the same words
+            seq -= 1
+        if seq < len(active.raw) and seq < len(other.raw):
+            versions.append((seq, other))
+            kept |= set(nodes)
+    return versions, kept

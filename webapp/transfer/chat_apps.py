@@ -1,12 +1,14 @@
 """Readers for chat apps' own exports: ChatGPT's and Claude.ai's conversations.json, Open WebUI.
 
 ChatGPT and Open WebUI keep every edit and regeneration as a tree; the conversation a person saw
-last is the branch from the current node back to the root, which is what is shown. ChatGPT's
-other branches come along as versions of the turn where each leaves it (webapp/branches.py).
+last is the branch from the current node back to the root, which is what is shown. The other
+branches come along as versions of the turn where each leaves it (transfer/branches.py reads them
+for ChatGPT, Claude and Open WebUI alike; webapp/branches.py keeps them).
 """
 from ..llm.messages import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
+from .branches import other_branches
 from .parts import marker, part_text, short_name
 from .citations import cited
 from .sources import source_key
@@ -185,25 +187,14 @@ def other_versions(mapping: dict, on_branch: set, active: Checked,
             seen.add(parent)
             parents_of_shown.add(parent)
             one = mapping.get(parent)
-    versions, kept = [], set()
-    for node_id, one in mapping.items():
-        if (node_id in on_branch or node_id in parents_of_shown or not isinstance(one, dict)
-                or not shown(one)):
-            continue
-        try:
-            path = branch(mapping, node_id, "parent", f"{label}, mapping", cut=[])
-            other = check_transcript(closed(chatgpt_messages(path, label)[0]), label)
-        except InvalidImport:
-            continue
-        pairs = list(zip(active.raw, other.raw))
-        seq = next((i for i, (a, b) in enumerate(pairs) if a["messages"] != b["messages"]),
-                   len(pairs))
-        if seq == len(active.raw) == len(other.raw):  # a regenerated answer in the same words
-            seq -= 1
-        if seq < len(active.raw) and seq < len(other.raw):
-            versions.append((seq, other))
-            kept |= {step for step, _ in path}
-    return versions, kept
+    leaves = [node_id for node_id, one in mapping.items()
+              if node_id not in on_branch and node_id not in parents_of_shown and shown(one)]
+
+    def read(leaf):
+        path = branch(mapping, leaf, "parent", f"{label}, mapping", cut=[])
+        return ([step for step, _ in path],
+                check_transcript(closed(chatgpt_messages(path, label)[0]), label))
+    return other_branches(active, leaves, read)
 
 
 def newest_leaf(mapping: dict):

@@ -1,9 +1,9 @@
 """Claude.ai's conversations.json: each chat's active branch, its tool blocks and its files.
 
-Claude keeps every retry as a tree through `parent_message_uuid`; the branch a person saw last is
-the path to the latest leaf, which is what is imported (the rest is counted as left out).
+Claude keeps every retry and edit as a tree through `parent_message_uuid`; the branch a person saw
+last (the path to the current or latest leaf) is the conversation, the others its versions.
 """
-from .branches import latest_leaf_path
+from .branches import latest_leaf_path, other_branches
 from .chat_apps import closed
 from .fields import field, named
 from .importer import Checked, InvalidImport, check_transcript
@@ -39,13 +39,38 @@ def active_branch(messages: list, label: str, current=None) -> list:
 
 
 def claude(record: dict, label: str) -> Checked:
-    """A Claude.ai conversation: its active branch, each message with its content parts."""
+    """A Claude.ai conversation: its active branch, each message with its content parts, and the
+    other branches of its tree as versions of the turn where each leaves it."""
     title = record.get("name")
     label = named(label, title) or "the conversation"
     messages = field(record, "chat_messages", list, label)
     branch = active_branch(messages, label, record.get("current_leaf_message_uuid"))
-    pairs: list[tuple[str, dict]] = []
     position = {id(m): i for i, m in enumerate(messages)}
+    created = claude_time(record.get("created_at"), f"{label}, created_at")
+    checked = check_transcript(closed(claude_pairs(branch, position, label)), label,
+                               title=title if isinstance(title, str) else None, created_at=created)
+    kept = set()
+    if branch is not messages:  # a tree: every other leaf is a retry or an edit
+        parents = {m.get("parent_message_uuid") for m in messages}
+        on_branch = {id(m) for m in branch}
+        leaves = [m for m in messages if isinstance(m.get("uuid"), str) and
+                  m["uuid"] not in parents and id(m) not in on_branch]
+
+        def read(leaf):
+            path = latest_leaf_path(messages, "uuid", "parent_message_uuid", "created_at", label,
+                                    leaf["uuid"])
+            return ([id(m) for m in path],
+                    check_transcript(closed(claude_pairs(path, position, label)), label))
+        checked.versions, kept = other_branches(checked, leaves, read)
+        kept -= on_branch
+    checked.left_out = len(messages) - len(branch) - len(kept)
+    checked.source = source_key("claude", record.get("uuid"))
+    return checked
+
+
+def claude_pairs(branch: list, position: dict, label: str) -> list[tuple[str, dict]]:
+    """One branch's messages as neutral messages, each named by its place in the file."""
+    pairs: list[tuple[str, dict]] = []
     for message in branch:
         where = f"{label}, message {position[id(message)] + 1}"
         if not isinstance(message, dict):
@@ -65,12 +90,7 @@ def claude(record: dict, label: str) -> Checked:
         else:
             raise InvalidImport(f"{where}, sender: unknown sender {sender[:20]!r}; expected "
                                 "human or assistant")
-    created = claude_time(record.get("created_at"), f"{label}, created_at")
-    checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
-                               else None, created_at=created)
-    checked.left_out = len(messages) - len(branch)
-    checked.source = source_key("claude", record.get("uuid"))
-    return checked
+    return pairs
 
 
 def human_text(message: dict, parts: list, where: str) -> str:

@@ -1,4 +1,5 @@
-"""Open WebUI chats: the branch from currentId back by parentId, its markup turned into structure.
+"""Open WebUI chats: the branch from currentId back by parentId (the others as its versions), its
+markup turned into structure.
 
 Open WebUI writes reasoning and tool calls into the answer as `<details type=…>` blocks and, in
 newer versions, as structured `output[]` items; reasoning is dropped (Nimbus keeps no model notes,
@@ -13,6 +14,7 @@ from .claude import as_list
 from .fields import epoch, field, named
 from .importer import Checked, InvalidImport, check_transcript
 from .sources import source_key
+from .branches import other_branches
 
 DETAILS = re.compile(r'<details\s+type="(?P<kind>[a-z_]+)"(?P<attrs>[^>]*)>.*?</details>\s*',
                      re.S)
@@ -20,23 +22,45 @@ ATTR = re.compile(r'(\w+)="([^"]*)"')
 
 
 def openwebui(record: dict, label: str) -> Checked:
-    """An Open WebUI chat: history.messages keyed by id, from currentId back by parentId."""
+    """An Open WebUI chat: history.messages keyed by id, from currentId back by parentId; every
+    other leaf's branch (a regenerated answer, an edited question) comes along as a version."""
     chat = field(record, "chat", dict, label or "the file")
     title = record.get("title") or chat.get("title")
     label = named(label, title) or "the chat"
     history = chat.get("history")
-    pairs: list[tuple[str, dict]] = []
+    system_pairs = []
     params = chat.get("params") if isinstance(chat.get("params"), dict) else {}
     system = chat.get("system") or params.get("system")
     if isinstance(system, str):
-        pairs.append((f"{label}, system", {"role": "system", "content": system}))
-    left_out = 0
+        system_pairs.append((f"{label}, system", {"role": "system", "content": system}))
+    nodes = {}
     if isinstance(history, dict):
         nodes = field(history, "messages", dict, f"{label}, chat.history")
         path = branch(nodes, history.get("currentId"), "parentId", f"{label}, chat.history")
-        left_out = len(nodes) - len(path)
     else:
         path = [(str(i), m) for i, m in enumerate(field(chat, "messages", list, f"{label}, chat"))]
+    created = epoch(record.get("created_at") or chat.get("timestamp"), f"{label}, created_at")
+    checked = check_transcript(closed(system_pairs + message_pairs(path, label)), label,
+                               title=title if isinstance(title, str) else None,
+                               created_at=iso(created))
+    on_branch = {node_id for node_id, _ in path}
+    parents = {m.get("parentId") for m in nodes.values() if isinstance(m, dict)}
+    leaves = [k for k in nodes if k not in parents and k not in on_branch]
+
+    def read(leaf):
+        other = branch(nodes, leaf, "parentId", f"{label}, chat.history")
+        return ([k for k, _ in other],
+                check_transcript(closed(system_pairs + message_pairs(other, label)), label))
+    checked.versions, kept = other_branches(checked, leaves, read)
+    checked.left_out = len(nodes) - len(on_branch | kept) if nodes else 0
+    checked.pinned, checked.archived = record.get("pinned") is True, record.get("archived") is True
+    checked.source = source_key("openwebui", record.get("id") or chat.get("id"))
+    return checked
+
+
+def message_pairs(path: list[tuple[str, dict]], label: str) -> list[tuple[str, dict]]:
+    """One branch's messages as neutral messages, each named by its id in the file."""
+    pairs = []
     for node_id, message in path:
         where = f"{label}, message {node_id[:40]}"
         if not isinstance(message, dict):
@@ -51,13 +75,7 @@ def openwebui(record: dict, label: str) -> Checked:
             pairs += assistant_steps(message, content, where, stamp)
         else:
             pairs.append((where, {"role": role, "content": content, **stamp}))
-    created = epoch(record.get("created_at") or chat.get("timestamp"), f"{label}, created_at")
-    checked = check_transcript(closed(pairs), label, title=title if isinstance(title, str)
-                               else None, created_at=iso(created))
-    checked.left_out = left_out
-    checked.pinned, checked.archived = record.get("pinned") is True, record.get("archived") is True
-    checked.source = source_key("openwebui", record.get("id") or chat.get("id"))
-    return checked
+    return pairs
 
 
 def assistant_steps(message: dict, content: str, where: str, stamp: dict) -> list:

@@ -155,6 +155,23 @@ def delete_memory_view(memory_id):
     return done()
 
 
+@bp.post("/memories/<int:memory_id>/branch")
+def decide_branch_memory(memory_id):
+    """Keep or drop a memory learned on a branch the visitor left (switched away, or edited)."""
+    memory = get_editable_memory_or_404(SessionScope.for_user(g.user), memory_id)
+    choice = request.form.get("choice")
+    if memory.branch_left != "left":
+        return render_panel("That memory was not learned on a branch you left.", 409)
+    if choice not in ("keep", "drop"):
+        return render_panel("Choose Keep or Drop.", 422)
+    if choice == "drop":
+        delete_memory(memory, Changer.person(g.user))
+    else:
+        memory.branch_left = "kept"
+        db.session.commit()
+    return done()
+
+
 @bp.get("/memories/export.json")
 def export_memories_view():
     """Download the visitor's memories, each with its history, as one JSON file."""

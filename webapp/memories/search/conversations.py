@@ -1,8 +1,10 @@
-"""Conversation search: the same hybrid ranking over a person's own past turns (question + answer)."""
+"""Conversation search: the same hybrid ranking over a person's own past turns (question + answer),
+the active path's; the branches they left are searched apart and marked (branch_hits.py)."""
 from sqlalchemy import bindparam, func, select
 
 from ...extensions import db
 from ...models import Conversation, Turn
+from .branch_hits import search_branches
 from .embeddings import QueryEmbedding, embed_many
 from .keywords import own_turns, turn_matches
 from ..models import TurnVector
@@ -96,7 +98,8 @@ def describe_turn(turn) -> str:
 
 
 def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], str]:
-    """This person's own turns best first (never anybody else's), and the mode that ranked them."""
+    """This person's own turns best first (never anybody else's), and the mode that ranked them;
+    after them, at most two from branches they left, marked `inactive_branch` (branch_hits.py)."""
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     scores, matches = turn_matches(user, query, pool)
@@ -119,5 +122,5 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
         results.append({"conversation_id": turn.conversation_id, "title": turn.title,
                         "turn": turn.seq, "question": turn.question, "answer": turn.answer,
                         "created_at": turn.created_at.isoformat(timespec="seconds"),
-                        "content": describe_turn(turn), "why": r.why})
-    return results, mode
+                        "content": describe_turn(turn), "why": r.why, "inactive_branch": False})
+    return results + search_branches(user, query), mode

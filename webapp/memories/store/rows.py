@@ -44,6 +44,11 @@ def remember(scope: SessionScope, content, config, *, source: str, word: str = T
         *(same(getattr(Memory, column), value) for column, value in placement.items()),
         func.lower(Memory.content) == text.lower()).limit(1))
     if existing is not None:
+        if existing.branch_left and conversation_id is not None:
+            # Learned again from the path shown: no longer only from a branch left.
+            existing.branch_left = ""
+            existing.conversation_id, existing.turn_seq = conversation_id, turn_seq
+            db.session.commit()
         return existing, False
     memory = Memory(tenant_id=scope.tenant_id, content=text, source=source,
                     conversation_id=conversation_id, turn_seq=turn_seq, **placement)
@@ -132,6 +137,7 @@ def supersede(memory: Memory, content, config, by: Changer, placement: dict,
     memory.content = clean_content(content)
     memory.source, memory.updated_at = source, utcnow()
     memory.conversation_id, memory.turn_seq = by.conversation_id, by.turn_seq
+    memory.branch_left = ""  # what it says now was learned on the path shown
     for column, value in placement.items():
         setattr(memory, column, value)
     return memory
