@@ -1,8 +1,8 @@
-"""Claude and Open WebUI trees: the branch the person saw last is the conversation, a regenerated
-answer and an edited question come along as versions of their turn (as ChatGPT's do), and the
+"""Claude, Open WebUI and LibreChat trees: the branch the person saw last is the conversation, a
+regenerated answer and an edited question come along as versions of their turn (as ChatGPT's do), and the
 import exports again as Nimbus JSON with the same tree. The files are shaped as each app writes
 them: Claude's chat_messages linked by parent_message_uuid, Open WebUI's history.messages by
-parentId and childrenIds (tests/data/claude_branches.json, tests/data/openwebui_branches.json)."""
+parentId and childrenIds, LibreChat's messages by parentMessageId (tests/data/*_branches.json)."""
 import json
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from webapp.models import Conversation
 from webapp.transfer import batch, export_conversation
 
 DATA = Path(__file__).parent / "data"
-FILES = ["claude_branches.json", "openwebui_branches.json"]
+FILES = ["claude_branches.json", "openwebui_branches.json", "librechat_branches.json"]
 SHOWN = ["Can I return shoes I wore once?",
          "I only wore them on the carpet at home, can I send them back tomorrow?"]
 

@@ -27,8 +27,11 @@ def test_a_librechat_export_is_detected_as_its_own_format():
     assert detect(FLAT) == "librechat"
 
 
-def test_a_flat_list_imports_the_latest_branch_and_counts_the_rest():
-    assert contents(FLAT) == ["Question", "Second try"] and parse(FLAT)[0].left_out == 1
+def test_a_flat_list_imports_the_latest_branch_and_keeps_the_other_as_a_version():
+    (checked,) = parse(FLAT)
+    assert contents(FLAT) == ["Question", "Second try"] and checked.left_out == 0
+    assert [(seq, [m.content for t in other.turns for m in t.messages])
+            for seq, other in checked.versions] == [(0, ["Question", "First try"])]
 
 
 @pytest.mark.parametrize("odd", [{"files": "not a list"}, {"files": [1, None]}, {"text": None},

@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 
+from webapp import branches
 from webapp.extensions import db
 from webapp.models import Conversation
 
@@ -103,19 +104,22 @@ def test_librechats_open_webui_fixture_keeps_the_answer_and_the_tool_call_not_th
     assert (third.turns[0].question, third.turns[0].answer) == ("Hello", "Hi there!")
 
 
-def test_librechats_tree_export_imports_the_latest_branch_and_counts_the_other_five(runner):
+def test_librechats_tree_export_imports_the_latest_branch_and_keeps_the_other_two(runner):
     output = run(runner, "import", str(REAL / "librechat_tree_export.json"))
-    assert "left out 5 messages on other branches" in output
-    (conversation,) = [db.session.get(Conversation, line.split()[0])
-                       for line in output.splitlines() if line.startswith("  ")]
+    assert "left out" not in output
+    conversation = db.session.get(Conversation, output.split("conversation: ")[1].split()[0])
     # No message below the first answer has a time: the latest leaf is the last in the file,
-    # the "lol" branch; "thanks", its two answers, and what followed the second are left out.
+    # the "lol" branch; "thanks", its two answers, and what followed the second are versions.
     assert [t.question for t in conversation.turns] == [
         "How do I use source venv/bin/activate?\nbash: venv/bin/activate: No such file or "
         "directory", "lol"]
     assert conversation.turns[1].answer.startswith("It looks like you might have been amused")
     said = " ".join(stored_texts([conversation]))
     assert "thanks" not in said and "Happy coding" not in said and "Good luck" not in said
+    assert {seq: (v.kind, v.total) for seq, v in
+            branches.versions(conversation.id).items()} == {1: ("question", 3)}
+    branches.switch(conversation, 1, 1)
+    assert [t.question for t in conversation.turns][1:] == ["thanks"]
 
 
 def test_a_chatbot_ui_export_is_refused_by_name_not_by_a_field(runner):

@@ -1,10 +1,11 @@
 """LibreChat's own JSON export: one conversation, its messages a flat list or a `children` tree.
 
 Messages link by parentMessageId; the branch a person saw last is the path to the latest leaf,
-which is what is imported (the rest is counted as left out). Every field is guarded: the export
+which is what is imported; the other branches come along as versions of the turn where they
+leave it. Every field is guarded: the export
 is written by many LibreChat versions and endpoints.
 """
-from .branches import latest_leaf_path
+from .branches import latest_leaf_path, other_branches
 from .claude import as_list
 from .fields import field, named
 from .importer import Checked, InvalidImport, check_transcript
@@ -45,13 +46,34 @@ def when(value):
 
 
 def librechat(record: dict, label: str) -> Checked:
-    """A LibreChat conversation: the path from the root to its latest leaf."""
+    """A LibreChat conversation: the path from the root to its latest leaf; every other leaf's
+    branch (a regenerated answer, an edited question) comes along as a version."""
     title = record.get("title")
     label = named(label, title) or "the conversation"
     nodes = flatten(as_list(record.get("messages")) or as_list(record.get("messagesTree")))
     if not nodes:
         raise InvalidImport(f"{label}: no messages")
     path = latest_leaf_path(nodes, "messageId", "parentMessageId", "createdAt", label)
+    checked = check_transcript(message_pairs(path, nodes, label), label,
+                               title=title if isinstance(title, str) else None,
+                               created_at=when(path[-1].get("createdAt")))
+    on_branch = {id(m) for m in path}
+    parents = {m.get("parentMessageId") for m in nodes}
+    leaves = [m for m in nodes if m.get("messageId") and m.get("messageId") not in parents
+              and id(m) not in on_branch]
+
+    def read(leaf):
+        other = latest_leaf_path(nodes, "messageId", "parentMessageId", "createdAt", label,
+                                 current=leaf.get("messageId"))
+        return [id(m) for m in other], check_transcript(message_pairs(other, nodes, label), label)
+    checked.versions, kept = other_branches(checked, leaves, read)
+    checked.left_out = len(nodes) - len(on_branch | kept)
+    checked.source = source_key("librechat", record.get("conversationId"))
+    return checked
+
+
+def message_pairs(path: list[dict], nodes: list[dict], label: str) -> list[tuple[str, dict]]:
+    """A branch's messages as (where, neutral message), files named by a marker."""
     pairs = []
     for message in path:
         where = f"{label}, message {str(message.get('messageId') or nodes.index(message) + 1)[:40]}"
@@ -62,8 +84,4 @@ def librechat(record: dict, label: str) -> Checked:
             for f in as_list(message.get("files")) if isinstance(f, dict))
         pairs.append((where, {"role": role, "content": text.strip(),
                               **({"created_at": created.isoformat()} if created else {})}))
-    checked = check_transcript(pairs, label, title=title if isinstance(title, str) else None,
-                               created_at=when(path[-1].get("createdAt")))
-    checked.left_out = len(nodes) - len(path)
-    checked.source = source_key("librechat", record.get("conversationId"))
-    return checked
+    return pairs
