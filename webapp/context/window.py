@@ -4,9 +4,10 @@ The window holds: system prompt + long-term memory + summary + history (the asse
 the tool specs, the turn being answered, and the answer itself (the output reserve). Assembly
 plans the history within its budget; here the budget is lowered to what the window leaves once
 the rest is set aside (`history_room`) when the window is the tighter limit, so the whole request
-fits; the rolling summary then takes at most a third of it (summary/room.py). A server that still refuses the request as too long gets it
-once more with the history budget halved (`budget_cap`). When the history is down to its
-floor and the request is still over, the memory block gives up its least relevant memories.
+fits; the rolling summary then takes at most a third of it (summary/room.py). A server that
+still refuses the request as too long gets it once more with the history budget halved
+(`budget_cap`). When the history is down to its floor and the request is still over, the memory
+block gives up its least relevant memories.
 """
 from dataclasses import replace
 

@@ -94,8 +94,8 @@ def fold_reserve(conversation, policy, config, ratio: float) -> int:
     room = summary_room(policy)
     if room is not None:
         return room
-    return max(round(summary_size(config) * ratio), summary_reservation(conversation, policy, ratio))
-
+    return max(round(summary_size(config) * ratio),
+               summary_reservation(conversation, policy, ratio))
 
 
 def left_out_through(conversation, config, ahead: bool = False,
