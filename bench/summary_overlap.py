@@ -51,7 +51,8 @@ def user_budget(user) -> int:
 def measure(user, lines, exact: bool) -> dict:
     meter, original = OverlapMeter(), section.left_out_through
     if exact:  # fold what fell off, not what would fall off at the summary's full size
-        section.left_out_through = lambda c, config, reserve=None: original(c, config)
+        section.left_out_through = lambda c, config, ahead=False, policy=None: \
+            original(c, config, policy=policy)
     hooks.AFTER_TURN.append(meter)
     try:
         result = token_savings.run("compact", user, lines, user_budget(user))

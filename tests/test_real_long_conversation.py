@@ -31,9 +31,6 @@ def test_a_34_turn_conversation_with_a_paste_at_2048_tokens(app, guest, real_ser
         app.config.update(OPENAI_BASE_URL=proxy.base_url, OPENAI_API_KEY="test",
                           NIMBUS_MODEL=real_server.model_name, NIMBUS_MAX_OUTPUT_TOKENS=64,
                           NIMBUS_MEMORY_TOOLS=False, NIMBUS_PROVIDER_TIMEOUT=120.0,
-                          # the budget, not only the window, drops turns here: a fold follows
-                          # the budget (a window that drops turns first does not fold them yet)
-                          NIMBUS_HISTORY_BUDGET=1200,
                           # a 135M model on two busy cores: a 2,000-token prompt takes a while
                           NIMBUS_FIRST_TOKEN_TIMEOUT=90.0, NIMBUS_IDLE_TIMEOUT=60.0)
         provider = get_provider(app.config)

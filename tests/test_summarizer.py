@@ -83,6 +83,13 @@ def test_a_model_that_overshoots_is_cut_at_a_line_boundary():
     assert text.endswith("\n…") and estimate_text(text) <= 140 and topics == []
 
 
+def test_a_paragraph_over_its_size_is_cut_at_a_word_not_lost():
+    paragraph = "Dara from Lisbon asked about order 1042 and its scratched kettle again. " * 12
+    text, _ = fold(ScriptedModel(paragraph + "\nTopics: orders"), "", [], TURNS, "concise", 40)
+    assert text.startswith("Dara from Lisbon asked about order 1042") and text.endswith("\n…")
+    assert estimate_text(text) <= 55
+
+
 @pytest.mark.parametrize("reply", ["Summary:\n[Turn 7]", "Summary: (none yet)",
                                    "The customer talked to the assistant about several things."])
 def test_a_marker_or_a_summary_that_lost_every_named_fact_is_refused(reply):

@@ -74,16 +74,17 @@ def assemble(conversation, config, policy: Policy | None = None,
         history = plan_history(newest_first(conversation.id, before_seq, rows), policy, ratio,
                                marks)
         system = [{"role": "system", "content": system_prompt(conversation)}]
-        sections = [Section("system", system, sized(system, ratio))]
+        sections, left_out = [Section("system", system, sized(system, ratio))], []
         for source in SECTION_SOURCES:
             section = source(conversation, policy, history)
-            if section is not None and section.messages:
-                sections.append(section)
+            if section is not None:  # one without messages was left out, its detail says why
+                (sections if section.messages else left_out).append(section)
     finally:
         LOOKUPS.reset(token)
     if policy.strategy in SUMMARY_STRATEGIES:
-        summary = next((s for s in sections if s.name == "summary"), None)
-        history.mark_summarized(summary.detail["through_seq"] if summary else -1)
+        summary = next((s for s in sections + left_out if s.name == "summary"), None)
+        history.mark_summarized(summary.detail["through_seq"] if summary else -1,
+                                summary.detail.get("left_out", "") if summary else "")
     kept = history.kept()
     sections.append(Section("history", [m for f in kept for m in f.messages],
                             sum(f.tokens for f in kept)))

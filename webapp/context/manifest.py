@@ -40,7 +40,7 @@ def section_entry(section, texts: dict) -> dict:
         memories = [m for m in detail["memories"] if isinstance(m, dict)]
         entry["memory_ids"] = [m.get("id") for m in memories]
         entry["memory_why"] = [str(m.get("why") or "")[:200] for m in memories]
-    for key in ("through_seq", "style", "mode", "left_out_to_fit"):
+    for key in ("through_seq", "style", "mode", "left_out_to_fit", "shortened"):
         if detail.get(key) is not None:
             entry[key] = detail[key]
     return entry

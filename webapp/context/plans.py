@@ -111,6 +111,7 @@ class HistoryPlan:
     older: tuple[str, str] | None = None  # fate and reason of every turn older than those read
     uses_summary: bool = False  # set by mark_summarized: unkept turns are summarized or pending
     summarized_through: int = -1  # the last seq the summary covers
+    summary_left_out: str = ""  # why the request leaves the summary out (the window: room.py)
     # Pinned and left-out turns at any age, by seq: the strategy never saw them (pins.py).
     marks: dict[int, TurnFate] = field(default_factory=dict)
     pins_over_budget: bool = False  # pins alone did not fit: only the newest that fit are sent
@@ -124,9 +125,11 @@ class HistoryPlan:
         pins = [m for m in self.marks.values() if m.fate == PINNED and m.messages]
         return sorted(self.window() + pins, key=lambda f: f.seq) if pins else self.window()
 
-    def mark_summarized(self, through_seq: int) -> None:
-        """Turns the summary covers and the history does not keep become SUMMARIZED."""
+    def mark_summarized(self, through_seq: int, left_out: str = "") -> None:
+        """Turns the summary covers and the history does not keep become SUMMARIZED; DROPPED,
+        saying why, where the request leaves the summary out (`left_out`)."""
         self.uses_summary, self.summarized_through = True, through_seq
+        self.summary_left_out = left_out
         for f in self.fates:
             if f.fate == DROPPED:
                 f.fate, f.reason = self.summary_fate(f.seq, f.reason)
@@ -135,6 +138,9 @@ class HistoryPlan:
                 f.reason += f" {WORDS_MAY_REMAIN}"
 
     def summary_fate(self, seq: int, reason: str) -> tuple[str, str]:
+        if seq <= self.summarized_through and self.summary_left_out:
+            return DROPPED, (f"{reason}; folded into the summary, which this request leaves "
+                             f"out: {self.summary_left_out}")
         if seq <= self.summarized_through:
             return SUMMARIZED, FOLDED
         return DROPPED, f"{reason}; not yet in the summary"

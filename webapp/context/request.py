@@ -13,8 +13,9 @@ from ..llm.messages import user_message
 from ..llm.profile import Profile, profile_for
 from ..llm.server_counts import tool_tokens
 from ..llm.tokens import estimate_messages
-from .plans import ContextPlan, Policy, sized
-from .window import fit
+from .assemble import assemble
+from .plans import Allotment, ContextPlan, Policy, sized
+from .window import cut, fit, history_room, room_for_plan
 
 # Tokens set aside for the question, before it is known: a page shows the next request before
 # anybody asks it, so any question up to this size gets exactly the plan the page showed. A small
@@ -133,6 +134,21 @@ def plan_request(conversation, config, policy: Policy | None = None,
                                                  plan.policy.memory_room is not None)
     plan.shape = shape
     return plan
+
+
+def fitted_policy(conversation, config) -> Allotment:
+    """The conversation's policy with the budget the window leaves the next request, as
+    plan_request first cuts it: the system prompt, the memory block, the tools, the question and
+    the answer's reserve set aside. From the settings and the window alone, never from the
+    summary, so what a fold takes in does not move with what it writes (summary/section.py)."""
+    policy = Policy.for_conversation(conversation, config)
+    shape = request_shape(config, conversation=conversation)
+    if not shape.window:
+        return Allotment.of(policy)
+    plan = assemble(conversation, config, policy=policy)
+    room = history_room(plan, room_for_plan(shape.window, shape.fixed(conversation.token_ratio
+                                                                      or 1.0)))
+    return cut(policy, shape.window, room) if room < policy.budget else Allotment.of(policy)
 
 
 def window_problem(conversation, config, question: str) -> str | None:

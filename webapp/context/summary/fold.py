@@ -99,15 +99,18 @@ def fitting(previous: str, topics: list[str], turns, style: str, max_tokens: int
 
 
 def parse_reply(text: str, max_tokens: int) -> tuple[str, list[str]]:
-    """Split off the Topics line; a summary far over its size is cut at a line boundary."""
+    """Split off the Topics line; a summary far over its size is cut at a line boundary (a
+    first line over it alone, as a paragraph of prose is, at a word)."""
     lines = [line.rstrip() for line in text.strip().splitlines()]
     topics: list[str] = []
     if lines and re.match(r"^\W*topics\W*:", lines[-1], re.I):
         topics = [t.strip(" .*") for t in lines.pop().split(":", 1)[1].split(",") if t.strip(" .*")]
-    kept, used = [], 0
+    kept, used, most = [], 0, max_tokens * 5 // 4
     for line in lines:
         used += estimate_text(line) + 1
-        if used > max_tokens * 5 // 4:
+        if used > most:
+            if not kept:
+                kept.append(line[:most * 4].rsplit(" ", 1)[0])
             kept.append("…")
             break
         kept.append(line)

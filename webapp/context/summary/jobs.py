@@ -20,13 +20,15 @@ log = logging.getLogger(__name__)
 
 @job()
 def fold_summary(conversation_id: str) -> None:
-    """Bring one conversation's summary up to date; queue another round if it is not yet."""
+    """Bring one conversation's summary up to date; queue another round if it is not yet and
+    this one moved it on (one that did not would only do the same again)."""
     try:
         with named_lock(f"summary:{conversation_id}", wait=0):
             conversation = db.session.get(Conversation, conversation_id)
             if conversation is None:  # deleted meanwhile: its summary went with it
                 return
-            _, caught_up = refresh_summary(conversation, provider_for(current_app))
+            before = covered(conversation)
+            summary, caught_up = refresh_summary(conversation, provider_for(current_app))
     except LockBusy:
         log.info("summary of %s is being folded by another worker", conversation_id)
         return
@@ -34,8 +36,17 @@ def fold_summary(conversation_id: str) -> None:
         db.session.rollback()  # leave the session usable for whoever shares it; Huey retries
         note_failure(conversation_id, error)
         raise
-    if not caught_up:
+    if not caught_up and summary is not None and summary.through_seq > before:
         enqueue(fold_summary, conversation_id)
+    elif not caught_up:
+        log.warning("summary of %s is behind and its fold made no progress: waiting for the "
+                    "next turn", conversation_id)
+
+
+def covered(conversation) -> int:
+    """The newest turn the conversation's summary covers (-1: none)."""
+    summary = cached_summary(conversation, style_of(conversation))
+    return summary.through_seq if summary else -1
 
 
 RETRY_DELAY = 10  # seconds: job()'s default, which fold_summary uses

@@ -15,17 +15,17 @@ from ...models import Conversation, Turn, utcnow
 from ...plurals import plural
 from . import fold as summarizer
 from .models import REFUSED, ConversationSummary
+from .room import MIN_ROOM, fitted, fold_size, summary_messages, summary_room  # noqa: F401
 from ..assemble import (
     SUMMARY_STRATEGIES,
     Allotment,
-    Policy,
     Section,
     looked_up,
     plan_history,
-    sized,
     tenant_settings,
 )
 from ..pins import marks_of
+from ..request import fitted_policy
 from ..tail import newest_first, rows_for
 
 log = logging.getLogger(__name__)
@@ -43,11 +43,6 @@ def cached_summary(conversation, style: str | None = None) -> ConversationSummar
     return db.session.get(ConversationSummary, (conversation.id, style or style_of(conversation)))
 
 
-def summary_messages(summary: ConversationSummary) -> list[dict]:
-    return [{"role": "system", "content": f"Summary of the earlier conversation "
-                                          f"(turns 1–{summary.through_seq + 1}):\n{summary.text}"}]
-
-
 # Built once; read through the connection, as a row, since the request only reads it.
 SENT_SUMMARY = (select(ConversationSummary.text, ConversationSummary.through_seq,
                        ConversationSummary.style, ConversationSummary.topics)
@@ -57,19 +52,18 @@ SENT_SUMMARY = (select(ConversationSummary.text, ConversationSummary.through_seq
 
 
 def usable(conversation, policy) -> tuple | None:
-    """(summary row, its messages, its tokens) or None; looked up once per assemble()."""
+    """(summary row, its messages, its tokens, a note) as a request planned with `policy`
+    sends it (room.fitted: shortened or left out where the window leaves too little), or None;
+    the row is looked up once per assemble()."""
     if policy.strategy not in SUMMARY_STRATEGIES or not conversation.has_summary:
         return None
     style = style_of(conversation)
 
     def lookup():
-        row = db.session.connection().execute(
+        return db.session.connection().execute(
             SENT_SUMMARY, {"conversation_id": conversation.id, "style": style}).first()
-        if row is None:
-            return None
-        messages = summary_messages(row)
-        return row, messages, sized(messages, conversation.token_ratio or 1.0)
-    return looked_up(("summary", conversation.id, style), lookup)
+    row = looked_up(("summary", conversation.id, style), lookup)
+    return None if row is None else (row, *fitted(row, policy, conversation.token_ratio or 1.0))
 
 
 def summary_reservation(conversation, policy, ratio: float) -> int:
@@ -79,27 +73,44 @@ def summary_reservation(conversation, policy, ratio: float) -> int:
 
 
 def summary_section(conversation, policy, history) -> Section | None:
-    """The summary, when the history no longer holds every turn it covers."""
+    """The summary, when the history no longer holds every turn it covers; without messages
+    where the window leaves it no room (its `left_out` says why, and so do its turns' fates)."""
     found = usable(conversation, policy)
     kept = history.window()  # pins alone never make the summary unneeded
     if found is None or (kept and kept[0].seq == 0):  # none kept: all summarized on request
         return None
-    summary, messages, tokens = found
-    return Section("summary", messages, tokens,
-                   {"through_seq": summary.through_seq, "style": summary.style,
-                    "topics": list(summary.topics)})
+    summary, messages, tokens, note = found
+    detail = {"through_seq": summary.through_seq, "style": summary.style,
+              "topics": list(summary.topics)}
+    if note:
+        detail["shortened" if messages else "left_out"] = note
+    return Section("summary", messages, tokens, detail)
 
 
+def fold_reserve(conversation, policy, config, ratio: float) -> int:
+    """The most the summary may take of `policy`'s budget, whatever a fold writes: its room
+    where the window cut the budget (room.summary_room; longer ones are shortened to it), else
+    its configured size (or its present one, should that have run over)."""
+    room = summary_room(policy)
+    if room is not None:
+        return room
+    return max(round(summary_size(config) * ratio),
+               summary_reservation(conversation, policy, ratio))
 
-def left_out_through(conversation, config, reserve: int | None = None) -> int:
-    """The newest turn the next request leaves out (-1: none); with `reserve`, as if the summary
-    took that many tokens of the budget instead of its present size."""
-    policy = Allotment.of(Policy.for_conversation(conversation, config))
+
+def left_out_through(conversation, config, ahead: bool = False,
+                     policy: Allotment | None = None) -> int:
+    """The newest turn the next request leaves out (-1: none), planned with the budget the window
+    leaves it (request.fitted_policy: from the settings and the window, never the summary); with
+    `ahead`, as if the summary took all it may (`fold_reserve`), which no fold it writes
+    exceeds: so once a fold reaches that turn, the request leaves out nothing it does not cover."""
+    db.session.flush()
+    policy = Allotment.of(policy or fitted_policy(conversation, config))
     ratio = conversation.token_ratio or 1.0
     if policy.strategy in SUMMARY_STRATEGIES:
-        policy.reserved = (summary_reservation(conversation, policy, ratio) if reserve is None
-                           else round(reserve * ratio))
-    db.session.flush()
+        most = fold_reserve(conversation, policy, config, ratio)
+        policy.reserved = most if ahead else min(summary_reservation(conversation, policy, ratio),
+                                                 most)
     rows = rows_for(conversation, policy.history_budget, ratio, policy.recent_turns)
     kept = plan_history(newest_first(conversation.id, rows=rows), policy, ratio,
                         marks_of(conversation)).window()
@@ -141,19 +152,24 @@ class FoldPlan:
     topics: list[str]
     turns: list[summarizer.Said]  # the turns to fold in, oldest first (none: nothing to read)
     ahead: int  # the newest turn it may cover
+    size: int | None = None  # the summary's size in tokens (room.fold_size); None: the setting
 
 
 def plan_fold(conversation, style: str, config) -> FoldPlan | None:
     """Read what the next fold needs (None: the summary is caught up); writes nothing."""
     summary = cached_summary(conversation, style)
     covered = summary.through_seq if summary else -1
-    if left_out_through(conversation, config) <= covered:
+    policy = fitted_policy(conversation, config)
+    room = summary_room(policy)
+    if left_out_through(conversation, config, policy=policy) <= covered or (
+            room is not None and room < MIN_ROOM):  # no request could carry a summary
         return None
-    ahead = left_out_through(conversation, config, summary_size(config))
+    ahead = left_out_through(conversation, config, ahead=True, policy=policy)
     turns = turns_to_fold(conversation.id, covered, ahead, config["NIMBUS_SUMMARY_CHUNK_TURNS"])
     return FoldPlan(covered, summary.text if summary else "",
                     list(summary.topics) if summary else [],
-                    [summarizer.Said.of(turn) for turn in turns], ahead)
+                    [summarizer.Said.of(turn) for turn in turns], ahead,
+                    fold_size(room, conversation.token_ratio or 1.0, summary_size(config)))
 
 
 def fold_turns(provider, plan: FoldPlan, style: str, config, ratio: float):
@@ -162,7 +178,7 @@ def fold_turns(provider, plan: FoldPlan, style: str, config, ratio: float):
     window (openai_provider) and the fold is fitted once more, to half the room."""
     from ...llm.base import ContextTooLong
     from ...llm.profile import learn_window, profile_for
-    size = summary_size(config)
+    size = plan.size or summary_size(config)
     room = profile_for(config).request_room(summarizer.reply_tokens(size))
     for attempt in (1, 2):
         turns = summarizer.fitting(plan.text, plan.topics, plan.turns, style, size, room, ratio)
@@ -179,7 +195,7 @@ def fold_turns(provider, plan: FoldPlan, style: str, config, ratio: float):
                         plural(len(turns), "turn"))
             if error.n_ctx:
                 learn_window(config, error.n_ctx)
-            size = summary_size(config)
+            size = min(plan.size or summary_size(config), summary_size(config))
             room = profile_for(config).request_room(summarizer.reply_tokens(size))
             room = (room if room else estimate_messages(summarizer.fold_request(
                 plan.text, plan.topics, turns, style, size)) * ratio) // 2
