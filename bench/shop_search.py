@@ -203,10 +203,12 @@ def main() -> None:
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     with app.app_context():
         if args.reuse:
+            started = time.perf_counter()
             create_schema()  # a shop built before a migration gains it, as `init-db` would
             with open(saved) as f:
                 shop = json.load(f)
-            print(f"{db.engine.dialect.name}: the shop built earlier: {shop['size']}")
+            print(f"{db.engine.dialect.name}: the shop built earlier: {shop['size']} (migrations "
+                  f"to apply took {time.perf_counter() - started:.1f} s)")
         else:
             create_schema()
             started = time.perf_counter()
