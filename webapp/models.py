@@ -128,9 +128,6 @@ class Turn(db.Model):
         # (conversation search, memories/search/conversations.py).
         Index("ix_turns_newest", "conversation_id", "id", "outcome"),
         Index("ix_turns_created", "conversation_id", "created_at"),  # a person's turns on a date
-        # A person's turns above an id, without the shop's (keyword search's estimate of how many
-        # of their turns hold a common word, memories/search/keywords.beyond_the_cap).
-        Index("ix_turns_owner_newest", "owner_id", "id"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     conversation_id: Mapped[str] = mapped_column(

@@ -229,9 +229,9 @@ def beyond_the_cap(indexed: Indexed, full: list[int], total: int, asked: dict) -
     from the over-half rule. Two index walks per word, each bounded, whatever the scope's size:
     on SQLite the window is the scope's tokens' own FTS5 entries (0.6 ms for 2,500 rows, against
     12 ms through the conversations' index), which also count a pending turn or a deleted
-    conversation's: it is an estimate. On PostgreSQL a person's turns are walked on their own
-    index (Indexed.ranged: ix_turns_owner_newest), not the shop's ids above the hit (0.9 s for a
-    customer with 50,000 of a million turns)."""
+    conversation's: it is an estimate. Elsewhere the window's turns are checked by the person
+    each records (Indexed.ranged), not by a join to the person's conversations for each of the
+    shop's ids above the hit."""
     in_fts = indexed.tokens is not None and db.engine.dialect.name == "sqlite"
 
     def build():
