@@ -9,8 +9,14 @@ turns; memories are distilled-style sentences ("The customer prefers ...", "aske
 cost measured is the index's. The size is a flag, since generating a million turns takes a while:
   .venv/bin/python bench/shop_search.py --turns 100000 --memories 10000
   .venv/bin/python bench/shop_search.py --database postgresql://... (an empty database)
+A shop is built once and searched many times: `--database URL --reuse` searches a shop an earlier
+run left there (what it needs to know is kept in a shop.json beside it, `--shop-file`), so a change
+to the indexes or the searches is timed on the same rows; `--fingerprints` prints a digest of every
+question's keyword scores and ranked rows per customer and kind, to show a change kept the results.
 """
 import argparse
+import hashlib
+import json
 import os
 import random
 import statistics
@@ -30,9 +36,10 @@ from webapp.accounts import get_or_create_tenant  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
 from webapp.extensions import db  # noqa: E402
 from webapp.memories.search.conversations import newest_turns, search_turns  # noqa: E402
-from webapp.memories.search.keywords import STOPWORDS  # noqa: E402
+from webapp.memories.search.keywords import STOPWORDS, memory_matches, turn_matches  # noqa: E402
 from webapp.memories.models import Memory  # noqa: E402
 from webapp.memories.search.recall import for_prompt, search  # noqa: E402
+from webapp.memories.store.scopes import branches_bound  # noqa: E402
 from webapp.memories.store.scopes import SessionScope  # noqa: E402
 from webapp.memories.store.rows import newest  # noqa: E402
 from webapp.models import Conversation, Turn, User  # noqa: E402
@@ -112,13 +119,31 @@ def build_shop(turns: int, memories: int, customers: int) -> dict:
     if db.engine.dialect.name == "postgresql":  # as autovacuum would, before a shop is searched
         with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.exec_driver_sql("ANALYZE")
-    users = {name: db.session.get(User, uid) for name, uid in ((MANY, many), (FEW, few))}
-    return {"users": users, "common": [w for w, _ in words.most_common(10)],
+    return {"users": {MANY: many, FEW: few}, "common": [w for w, _ in words.most_common(10)],
             "questions": questions_of(corpus_index)}
 
 
 def questions_of(corpora: int) -> list[str]:
     return [q.text for i in range(min(corpora, 3)) for q in build_user(i).questions]
+
+
+def fingerprint(scope: SessionScope, user, asks: list[str], pool: int, config) -> tuple[str, str]:
+    """Digests of every question's results, (memories, turns): the keyword scores of the whole
+    candidate pool, to the bit (repr), and the ten rows each search ranks first with their why."""
+    form, condition, values = scope.bound()
+    key = (scope.tenant_id, scope.subject_id, tuple(sorted(scope.orders.values())))
+    memories, turns = hashlib.sha256(), hashlib.sha256()
+    for q in asks:
+        scores, _ = memory_matches(condition, q, pool, key, values, form,
+                                   branches_bound(*scope.shape))
+        found, _ = search(scope, q, config, limit=10)
+        memories.update(repr((q, sorted(scores.items()),
+                              [(m.id, why) for m, why in found])).encode())
+        scores, _ = turn_matches(user, q, pool)
+        found, _ = search_turns(user, q, config, limit=10)
+        turns.update(repr((q, sorted(scores.items()),
+                           [(t["conversation_id"], t["turn"], t["why"]) for t in found])).encode())
+    return memories.hexdigest()[:16], turns.hexdigest()[:16]
 
 
 def timed(call, asks: list[str], repeats: int) -> list[float]:
@@ -160,20 +185,50 @@ def main() -> None:
     parser.add_argument("--customers", type=int, default=2_000)
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--database", help="an empty database's URL (default: SQLite, temporary)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="search the shop an earlier run built in --database")
+    parser.add_argument("--shop-file", help="where the shop's customers and common words are "
+                        "kept for --reuse (default: shop.json beside a SQLite file, or "
+                        "shop-<database>.json in the working directory)")
+    parser.add_argument("--fingerprints", action="store_true",
+                        help="print a digest of every question's results per customer and kind")
+    parser.add_argument("--build-only", action="store_true", help="build the shop and stop")
     args = parser.parse_args()
     url = args.database or f"sqlite:///{tempfile.mkdtemp(prefix='nimbus-shop-')}/shop.db"
+    saved = args.shop_file or (os.path.join(os.path.dirname(url.split("///", 1)[1]), "shop.json")
+                               if url.startswith("sqlite:///") else
+                               f"shop-{url.rsplit('/', 1)[-1]}.json")
     app = create_app({"TESTING": True, "DATABASE_URL": url})
     config = {**app.config, "NIMBUS_MEMORY_SEARCH": False}
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     with app.app_context():
-        create_schema()
-        started = time.perf_counter()
-        shop = build_shop(args.turns, args.memories, args.customers)
-        print(f"{db.engine.dialect.name}: {args.customers} customers, {args.turns} turns, "
-              f"{args.memories} memories, built in {time.perf_counter() - started:.0f} s")
+        if args.reuse:
+            started = time.perf_counter()
+            create_schema()  # a shop built before a migration gains it, as `init-db` would
+            with open(saved) as f:
+                shop = json.load(f)
+            print(f"{db.engine.dialect.name}: the shop built earlier: {shop['size']} (migrations "
+                  f"to apply took {time.perf_counter() - started:.1f} s)")
+        else:
+            create_schema()
+            started = time.perf_counter()
+            shop = build_shop(args.turns, args.memories, args.customers)
+            shop["size"] = (f"{args.customers} customers, {args.turns} turns, "
+                            f"{args.memories} memories")
+            print(f"{db.engine.dialect.name}: {shop['size']}, built in "
+                  f"{time.perf_counter() - started:.0f} s")
+            with open(saved, "w") as f:
+                json.dump(shop, f)
         print(f"the shop's ten most common words: {', '.join(shop['common'])}")
-        for name, user in shop["users"].items():
+        if args.build_only:
+            return
+        for name, uid in shop["users"].items():
+            user = db.session.get(User, uid)
             scope = SessionScope.for_user(user)
+            if args.fingerprints:
+                print(f"customer with {name} rows: fingerprints (memories, turns): " + ", ".join(
+                    f"{kind} {fingerprint(scope, user, asks, pool, config)}" for kind, asks in
+                    (("corpus questions", shop["questions"]), ("common words", shop["common"]))))
             turns = statistics.median(timed(raw_turns(user, pool), ["-"], args.repeats))
             memories = statistics.median(timed(raw_memories(scope, pool), ["-"], args.repeats))
             print(f"customer with {name} rows (raw indexed read of {pool}: turns median "
