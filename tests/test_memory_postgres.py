@@ -156,7 +156,7 @@ def many_rows_one_with_a_parcel(user) -> None:
 
 
 def test_full_text_indexes_take_rows_directly_on_postgresql(postgres_url):
-    """New rows go straight into the GIN indexes (migration 0040): queued in a pending list, they
+    """New rows go straight into the GIN indexes (migration 0041): queued in a pending list, they
     made every search read the whole list first, 1.5 to 6 ms a word at a million turns."""
     app = create_app({"TESTING": True, "DATABASE_URL": postgres_url})
     with app.app_context():

@@ -82,7 +82,7 @@ POSTGRES_DDL = [
     f"USING gin ({POSTGRES_MEMORY_VECTOR.format(t='')}) WITH (fastupdate = off)",
     f"CREATE INDEX IF NOT EXISTS ix_turns_fulltext ON turns USING gin ({POSTGRES_TURN_VECTOR.format(t='')}) "
     "WITH (fastupdate = off)",
-    # Written directly (migration 0040): with a pending list, every search read all of it first.
+    # Written directly (migration 0041): with a pending list, every search read all of it first.
     *(f"ALTER INDEX {name} SET (fastupdate = off)" for name in ("ix_memories_fulltext",
                                                                "ix_turns_fulltext")),
 ]

@@ -2,14 +2,14 @@
 (fastupdate off) and the list queued so far is merged now, since every search read the whole
 list (up to 4 MB) before its answer. SQLite's FTS5 indexes have no such list: nothing to do
 
-Revision ID: 0040_gin_without_pending_list
-Revises: 0039_background_imports
+Revision ID: 0041_gin_without_pending_list
+Revises: 0040_memory_branch_left
 """
 from alembic import op
 
 
-revision = '0040_gin_without_pending_list'
-down_revision = '0039_background_imports'
+revision = '0041_gin_without_pending_list'
+down_revision = '0040_memory_branch_left'
 branch_labels = None
 depends_on = None
 
