@@ -13,7 +13,7 @@ from .plurals import plural
 from .cli_helpers import add_command, owned, resolve_user, user_option
 from .extensions import db
 from .transfer.formats import FORMATS
-from .security.validation import has_nul, length_problem, whole_number
+from .security import has_nul, length_problem, whole_number
 
 
 def init_app(app) -> None:

@@ -6,7 +6,7 @@ turns), the summary (style), the system prompt (name, extra instructions) and ne
 (strategy).
 """
 from ..extensions import db
-from ..security.validation import whole_number
+from ..security import whole_number
 from ..context.assemble import STRATEGIES
 from ..context.summary.fold import STYLES
 

@@ -14,7 +14,7 @@ from ..plurals import plural
 from ..extensions import db
 from ..models import Conversation, ShareLink, utcnow
 from ..access import READ, get_conversation_or_404, staff_required
-from ..security.validation import whole_number
+from ..security import whole_number
 from ..audit import record
 from ..viewer.private_results import hide_private_results
 
