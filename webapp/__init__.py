@@ -76,7 +76,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import cli
     cli.init_app(app)
     security.guard_commands(app)  # no NUL in any command's arguments
-    from .llm.profile import announce
+    from .llm import announce
     from .context.request import tools_left_out
     announce(app, tools_left_out)  # which provider and model answer, in the log (and what is wrong with them)
     return app

@@ -15,12 +15,8 @@ from dataclasses import dataclass, field
 from flask import current_app
 
 from ..plurals import plural
-from ..llm.base import Reply
-from ..llm.profile import profile_for
-from ..llm.messages import (assistant_message, close_open_tool_calls, notice_message,
-                            tool_message)
-from ..llm.server_counts import tool_tokens
-from ..llm.tokens import calibrated_ratio, estimate_messages
+from ..llm import (Reply, assistant_message, calibrated_ratio, close_open_tool_calls,
+                   estimate_messages, notice_message, profile_for, tool_message, tool_tokens)
 from ..context.request import plan_request, tools_left_out
 from ..context.manifest import ManifestRecorder
 from .. import tracing

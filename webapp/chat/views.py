@@ -43,8 +43,7 @@ def get_turn_or_404(conversation, seq: int):
 def shown_profile(app):
     """The configured provider's profile for the banner; None for the offline model or a
     provider swapped in by tests."""
-    from ..llm import uses_openai
-    from ..llm.profile import profile_for
+    from ..llm import uses_openai, profile_for
     if "provider_factory" in app.extensions or not uses_openai(app.config):
         return None
     return profile_for(app.config)

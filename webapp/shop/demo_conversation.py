@@ -14,7 +14,7 @@ from ..context.plans import EXCLUDED, WORDS_MAY_REMAIN
 from ..context.summary.jobs import fold_due, queue_summary
 from ..context.summary.section import refresh_summary
 from ..extensions import db
-from ..llm.offline import OfflineModel
+from ..llm import OfflineModel
 from ..memories import distil_window
 from ..models import Conversation, User
 from ..storage import create_conversation, start_turn

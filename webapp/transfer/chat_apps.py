@@ -4,7 +4,7 @@ ChatGPT and Open WebUI keep every edit and regeneration as a tree; the conversat
 last is the branch from the current node back to the root, which is what is shown. ChatGPT's
 other branches come along as versions of the turn where each leaves it (webapp/branches.py).
 """
-from ..llm.messages import tool_message
+from ..llm import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
 from .parts import marker, part_text, short_name
