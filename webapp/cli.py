@@ -203,9 +203,7 @@ def open_in_browser(conversation, user) -> str:
 @user_option
 def show(conversation_id, as_context, strategy, budget, recent, max_age_days, email):
     """Print a stored conversation, or with --context what the next request will send."""
-    from .context.assemble import Policy
-    from .context.request import plan_request
-    from .context.fate_runs import fate_lines
+    from .context import Policy, plan_request, fate_lines
     conversation = owned(conversation_id, resolve_user(email))
     if not as_context:
         click.echo(f"Conversation {conversation.id}: {conversation.title} "

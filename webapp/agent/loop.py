@@ -17,8 +17,7 @@ from flask import current_app
 from ..plurals import plural
 from ..llm import (Reply, assistant_message, calibrated_ratio, close_open_tool_calls,
                    estimate_messages, notice_message, profile_for, tool_message, tool_tokens)
-from ..context.request import plan_request, tools_left_out
-from ..context.manifest import ManifestRecorder
+from ..context import plan_request, tools_left_out, ManifestRecorder
 from .. import tracing
 from ..extensions import db
 from ..hooks import AFTER_TURN  # (turn, plan) once a turn is saved; filled by memories, context

@@ -12,7 +12,7 @@ from ..agent.prompts import assistant_name_of
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from ..security import ERROR_SLOTS, refusal as page_refusal, wants_json, length_problem
-from ..context.request import tools_left_out, window_problem
+from ..context import tools_left_out, window_problem
 from ..runs import (admit, close_if_abandoned, is_busy, request_stop, run_for, wait_until_saved,
                     was_recovered)
 from .provider_state import last_failure

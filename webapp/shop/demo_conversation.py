@@ -9,10 +9,7 @@ from sqlalchemy import select
 
 from ..agent.loop import run_turn
 from ..hooks import AFTER_TURN
-from ..context.pins import set_mark
-from ..context.plans import EXCLUDED, WORDS_MAY_REMAIN
-from ..context.summary.jobs import fold_due, queue_summary
-from ..context.summary.section import refresh_summary
+from ..context import set_mark, EXCLUDED, WORDS_MAY_REMAIN, fold_due, queue_summary, refresh_summary
 from ..extensions import db
 from ..llm import OfflineModel
 from ..memories import distil_window

@@ -7,8 +7,7 @@ turns), the summary (style), the system prompt (name, extra instructions) and ne
 """
 from ..extensions import db
 from ..security import whole_number
-from ..context.assemble import STRATEGIES
-from ..context.summary.fold import STYLES
+from ..context import STRATEGIES, STYLES
 
 MAX_BUDGET = 1_000_000
 MAX_RECENT = 100

@@ -7,7 +7,7 @@ from flask import abort, current_app, jsonify, render_template, request
 
 from ..access import get_conversation_or_404
 from ..extensions import htmx
-from ..context.assemble import STRATEGIES
+from ..context import STRATEGIES
 from ..storage import get_turn
 from .as_sent import rebuild
 from .private_results import hide_private_results

@@ -17,7 +17,7 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import select
 
-from ...context.summary.fold import Said
+from ...context import Said
 from ...plurals import plural
 from ...extensions import db
 from ...llm import provider_for, ContextTooLong, ProviderError, Reply, estimate_messages
