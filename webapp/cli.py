@@ -99,7 +99,7 @@ def print_viewer_link(conversation, user) -> None:
 
 def answer(conversation, question: str, echo_trace: bool) -> str:
     """Run one turn through the agent under the conversation's lock; return the answer."""
-    from .agent.loop import run_turn
+    from .agent import run_turn
     from .llm import provider_for
     from .locks import conversation_lock
     from .storage import start_turn

@@ -8,7 +8,7 @@ from flask_wtf.csrf import CSRFError
 
 from .. import access, storage
 from ..extensions import htmx
-from ..agent.prompts import assistant_name_of
+from ..agent import assistant_name_of
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
 from ..security import ERROR_SLOTS, refusal as page_refusal, wants_json, length_problem

@@ -32,7 +32,7 @@ def init_app(app) -> None:
     tools, the after-turn hook and jobs (with the sweep for vectors an outage lost), the offline
     model's distiller, commands and pages."""
     from .. import hooks
-    from ..agent.tools import register_tools
+    from ..agent import register_tools
     from ..jobs import register_jobs
     from . import block, cli, jobs, tools
     from .distiller import offline as offline_distiller

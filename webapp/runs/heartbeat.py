@@ -14,7 +14,7 @@ from flask import current_app
 from sqlalchemy import or_, select, update
 
 from .. import locks
-from ..agent.loop import FALLBACK_INTERRUPTED, partial_messages
+from ..agent import FALLBACK_INTERRUPTED, partial_messages
 from ..extensions import db
 from ..llm import provider_for
 from ..local_time import named_zone

@@ -16,7 +16,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .. import locks
-from ..agent.loop import FALLBACK_INTERRUPTED, AgentEvent, partial_messages, run_turn
+from ..agent import FALLBACK_INTERRUPTED, AgentEvent, partial_messages, run_turn
 from ..extensions import db
 from ..local_time import RUN_ZONE
 from ..llm import assistant_message

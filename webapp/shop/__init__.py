@@ -3,6 +3,6 @@
 
 def init_app(app) -> None:
     """Offer the shop's tools to the model."""
-    from ..agent.tools import register_tools
+    from ..agent import register_tools
     from . import tools
     register_tools(*tools.TOOLS)

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import select
 
-from ..agent.loop import run_turn
+from ..agent import run_turn
 from ..hooks import AFTER_TURN
 from ..context import set_mark, EXCLUDED, WORDS_MAY_REMAIN, fold_due, queue_summary, refresh_summary
 from ..extensions import db

@@ -3,7 +3,7 @@
 
 def init_app(app) -> None:
     """The viewer blueprint: its pages (views) and the debugging and demo routes on it."""
-    from ..agent.prompts import assistant_name_of
+    from ..agent import assistant_name_of
     from . import inspect_views, views
     # The viewer speaks as the chat does: answers under the persona the conversation's shop chose.
     app.jinja_env.globals["assistant_of"] = lambda conversation: assistant_name_of(
