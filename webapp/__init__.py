@@ -69,7 +69,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import accounts, staff
     accounts.init_app(app)
     staff.init_app(app)
-    from .transfer import views as transfer
+    from . import transfer
     transfer.init_app(app)  # export downloads and the /import upload
     security.limit_writes(app)  # per session and per IP, on the routes that write
 

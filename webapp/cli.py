@@ -12,7 +12,7 @@ from flask import current_app
 from .plurals import plural
 from .cli_helpers import add_command, owned, resolve_user, user_option
 from .extensions import db
-from .transfer.formats import FORMATS
+from .transfer import FORMATS
 from .security import has_nul, length_problem, whole_number
 
 
@@ -362,9 +362,8 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
     Claude's conversations.json (ChatGPT's split conversations-000.json… may be given together),
     an Open WebUI export or ShareGPT; - reads stdin. Each readable conversation is stored on its
     own and each unreadable one is skipped with a line naming it; --strict stores all or none."""
-    from .transfer import InvalidImport, import_all, queue_vectors
-    from .transfer.batch import Imported, ImportResult, import_each, read_files
-    from .transfer.sources import not_yet_imported
+    from .transfer import (Imported, ImportResult, InvalidImport, import_all, import_each,
+                           not_yet_imported, queue_vectors, read_files)
     try:
         raws = []
         for file in files:
