@@ -12,6 +12,7 @@ ROLES = {"*.models": "leaves", "*.views": "web", "*_views": "web", "*.cli": "com
 PLACES = {
     "hooks": "leaves", "config": "leaves", "extensions": "leaves", "models": "leaves",
     "shop.order_numbers": "leaves",  # the one order-number pattern: the offline model reads it
+    "accounts.emails": "leaves",  # one spelling per address, and its user: every command's --user
     "plurals": "leaves",  # counts in words, for every page, command and log line
     "llm": "infrastructure", "local_time": "infrastructure", "locks": "infrastructure",
     "security": "infrastructure", "tracing": "infrastructure", "audit": "infrastructure", "logs": "infrastructure",

@@ -1,7 +1,8 @@
 """Accounts: tenants and users (users.py), sign-in and guests (sign_in.py), passwords, emails,
 the `flask users` commands and personal-data rights."""
+from .emails import find_user  # noqa: F401  re-exported: what the app asks of accounts
 from .users import (  # noqa: F401  re-exported: what the app asks of accounts
-    create_guest, find_user, get_or_create_tenant, get_or_create_user, idle_guests,
+    create_guest, get_or_create_tenant, get_or_create_user, idle_guests,
     purge_idle_guests, seed_demo)
 
 

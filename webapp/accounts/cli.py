@@ -9,8 +9,8 @@ from ..plurals import plural
 from ..cli_helpers import add_command
 from ..extensions import db
 from ..models import ROLES, Tenant, User
-from .users import find_user, get_or_create_tenant
-from .emails import InvalidEmail, normalize_email
+from .users import get_or_create_tenant
+from .emails import InvalidEmail, find_user, normalize_email
 from .passwords import InvalidPassword, generate_password, set_password
 
 

@@ -26,11 +26,6 @@ def get_or_create_user(tenant: Tenant, email: str, name: str, is_guest=False) ->
     return user
 
 
-def find_user(email: str) -> User | None:
-    from .emails import canonical
-    return db.session.scalar(select(User).where(User.email == canonical(email)))
-
-
 def seed_demo(tenant_slug: str) -> Tenant:
     """Create (or top up) the demo shop; safe to run any number of times."""
     tenant = get_or_create_tenant(tenant_slug, "Nimbus Demo Shop")
