@@ -140,7 +140,7 @@ def ensure_demo_team(config) -> list[str]:
         set_password(user, password)
         db.session.add(user)
         lines.append(f"Demo {role} {email}, password: {password}")
-    from ..shop.demo import DEMO_CUSTOMERS
+    from ..shop import DEMO_CUSTOMERS
     for email, _ in DEMO_CUSTOMERS:  # seed_demo made them; a password lets them sign in
         customer = find_user(email)
         if customer is None:

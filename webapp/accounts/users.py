@@ -5,7 +5,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..models import Tenant, User
-from ..shop.demo import DEMO_CUSTOMERS, give_demo_orders, seed_help_center
+from ..shop import DEMO_CUSTOMERS, give_demo_orders, seed_help_center
 
 
 def get_or_create_tenant(slug: str, name: str | None = None) -> Tenant:
