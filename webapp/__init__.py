@@ -49,11 +49,11 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import jobs, local_time, access, plurals, tracing
     tracing.init_app(app)  # builds an exporter only when OTEL_EXPORTER_OTLP_ENDPOINT is set
-    from .accounts import sign_in
+    from .accounts import init_sign_in
     jobs.init_app(app)  # the queue, from this config: the worker builds its app here too
     local_time.init_app(app)
     plurals.init_app(app)  # the `plural` filter: "1 turn", "2 turns"
-    sign_in.init_app(app)
+    init_sign_in(app)
     access.init_app(app)
 
     # The packages that fill the extension points of webapp/hooks.py, each in its init_app.

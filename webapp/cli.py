@@ -64,7 +64,7 @@ def init_db(demo):
         tenant = seed_demo(current_app.config["NIMBUS_DEMO_TENANT"])
         click.echo(f"Demo shop '{tenant.name}' ready; demo customer "
                    f"{current_app.config['NIMBUS_DEMO_USER']} (orders #1041-#1045).")
-        from .accounts.cli import ensure_demo_team
+        from .accounts import ensure_demo_team
         for line in ensure_demo_team(current_app.config):
             click.echo(line)
         seed_demo_conversation()
@@ -89,7 +89,7 @@ def seed_demo_conversation() -> None:
 def print_viewer_link(conversation, user) -> None:
     """A one-time sign-in link that opens the demo's viewer; a new one on each run, since the
     last one may be spent or expired."""
-    from .accounts.sign_in_links import create_link
+    from .accounts import create_link
     config = current_app.config
     link = create_link(user, f"/c/{conversation.id}/viewer", config)
     if link is not None:
@@ -178,7 +178,7 @@ def ask(question, conversation_id, trace, email):
 def open_in_browser(conversation, user) -> str:
     """Where the browser shows this conversation: a one-time sign-in link as its owner for a
     customer, the address and whom to sign in as for staff (links never sign staff in)."""
-    from .accounts.sign_in_links import create_link
+    from .accounts import create_link
     config = current_app.config
     path = f"/c/{conversation.id}"
     link = create_link(user, path, config)

@@ -176,7 +176,7 @@ def show_not_found(error):
     page that signing in may open leads to the sign-in form and back."""
     if (isinstance(error, access.SignInWanted) and request.method == "GET" and not wants_json()
             and (not htmx or htmx.history_restore_request)):
-        from ..accounts.sign_in import ask_to_sign_in
+        from ..accounts import ask_to_sign_in
         return ask_to_sign_in()
     if wants_json():  # viewer.json, a stream: a JSON answer for the script that asked
         return {"error": "Not found: no such conversation, turn or page here."}, 404
