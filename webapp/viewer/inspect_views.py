@@ -10,8 +10,7 @@ from ..extensions import htmx
 from ..context import STRATEGIES
 from ..storage import get_turn
 from .as_sent import rebuild
-from .private_results import hide_private_results
-from ..staff.shares import hide_memories
+from .private_results import hide_memories, hide_private_results
 from .compare import CompareError, compare_strategies
 from .find import FindError, find_fact
 from .views import bp, render_viewer, report_for, turn_link
