@@ -73,7 +73,7 @@ def init_db(demo):
 def seed_demo_conversation() -> None:
     """Make the demo's long conversation once, say where its viewer is and what to look at."""
     from .shop import seed_long_conversation, seeded_conversation, tour
-    from .viewer.report import build_report
+    from .viewer import build_report
     user = resolve_user(None)
     made = seed_long_conversation(user, current_app.config)
     conversation = made or seeded_conversation(user)

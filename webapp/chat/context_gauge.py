@@ -8,7 +8,7 @@ from flask import current_app
 from ..context import SUMMARY_STRATEGIES, plan_request, cached_summary
 from ..models import Conversation
 from ..storage import newest_turn
-from ..viewer.gauge import Gauge, request_gauge
+from ..viewer import Gauge, request_gauge
 
 LABELS = {"system": "System prompt", "memory": "Memory", "summary": "Summary",
           "history": "History"}

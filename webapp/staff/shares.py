@@ -15,7 +15,7 @@ from ..models import Conversation, ShareLink, utcnow
 from ..access import READ, get_conversation_or_404, staff_required
 from ..security import whole_number
 from ..audit import record
-from ..viewer.private_results import hide_memories, hide_private_results
+from ..viewer import hide_memories, hide_private_results
 
 bp = Blueprint("shares", __name__)
 public_bp = Blueprint("share", __name__)
@@ -91,7 +91,7 @@ def revoke(link_id):
 @public_bp.get("/s/<token>")
 def show_shared(token):
     """Show a shared conversation's viewer, signed out and read-only (nothing on it changes data)."""
-    from ..viewer.views import report_for
+    from ..viewer import report_for
     link = active_link(token)
     if link is None:
         abort(404)
