@@ -4,7 +4,8 @@ from sqlalchemy import bindparam, func, select
 from ...extensions import db
 from ...models import Conversation, Turn
 from .embeddings import QueryEmbedding, embed_many
-from .keywords import own_turns, turn_matches
+from .keyword_tables import own_turns
+from .keywords import turn_matches
 from ..models import TurnVector
 from .recall import rank_hybrid, similarity_alone_may_place
 from .statements import built, read
