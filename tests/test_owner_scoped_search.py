@@ -14,6 +14,7 @@ from webapp.accounts import find_user, get_or_create_tenant, seed_demo
 from webapp.database import create_schema
 from webapp.extensions import db
 from webapp.memories.search import keywords
+from webapp.memories.search.keyword_index import session_tokens
 from webapp.memories.models import Memory
 from webapp.memories.store.scopes import SessionScope, branches_bound
 from webapp.models import Conversation, Turn, User
@@ -123,7 +124,7 @@ def test_a_token_is_the_scope_the_database_writes(app, alex):
                     subject_id=None, source="hand", content="Gift wrapped.")
     db.session.add(memory)
     db.session.commit()
-    token = keywords.session_tokens(alex.tenant_id, alex.id, [7])
+    token = session_tokens(alex.tenant_id, alex.id, [7])
     assert db.session.execute(db.text(
         "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH :q"),
         {"q": f'scope : "{token[-2]}"'}).scalar() == 1

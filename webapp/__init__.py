@@ -49,11 +49,11 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import jobs, local_time, access, plurals, tracing
     tracing.init_app(app)  # builds an exporter only when OTEL_EXPORTER_OTLP_ENDPOINT is set
-    from .accounts import sign_in
+    from .accounts import init_sign_in
     jobs.init_app(app)  # the queue, from this config: the worker builds its app here too
     local_time.init_app(app)
     plurals.init_app(app)  # the `plural` filter: "1 turn", "2 turns"
-    sign_in.init_app(app)
+    init_sign_in(app)
     access.init_app(app)
 
     # The packages that fill the extension points of webapp/hooks.py, each in its init_app.
@@ -69,14 +69,14 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import accounts, staff
     accounts.init_app(app)
     staff.init_app(app)
-    from .transfer import views as transfer
+    from . import transfer
     transfer.init_app(app)  # export downloads and the /import upload
     security.limit_writes(app)  # per session and per IP, on the routes that write
 
     from . import cli
     cli.init_app(app)
     security.guard_commands(app)  # no NUL in any command's arguments
-    from .llm.profile import announce
-    from .context.request import tools_left_out
+    from .llm import announce
+    from .context import tools_left_out
     announce(app, tools_left_out)  # which provider and model answer, in the log (and what is wrong with them)
     return app

@@ -12,8 +12,8 @@ from flask import current_app
 from .plurals import plural
 from .cli_helpers import add_command, owned, resolve_user, user_option
 from .extensions import db
-from .transfer.formats import FORMATS
-from .security.validation import has_nul, length_problem, whole_number
+from .transfer import FORMATS
+from .security import has_nul, length_problem, whole_number
 
 
 def init_app(app) -> None:
@@ -64,7 +64,7 @@ def init_db(demo):
         tenant = seed_demo(current_app.config["NIMBUS_DEMO_TENANT"])
         click.echo(f"Demo shop '{tenant.name}' ready; demo customer "
                    f"{current_app.config['NIMBUS_DEMO_USER']} (orders #1041-#1045).")
-        from .accounts.cli import ensure_demo_team
+        from .accounts import ensure_demo_team
         for line in ensure_demo_team(current_app.config):
             click.echo(line)
         seed_demo_conversation()
@@ -72,8 +72,8 @@ def init_db(demo):
 
 def seed_demo_conversation() -> None:
     """Make the demo's long conversation once, say where its viewer is and what to look at."""
-    from .shop.demo_conversation import seed_long_conversation, seeded_conversation, tour
-    from .viewer.report import build_report
+    from .shop import seed_long_conversation, seeded_conversation, tour
+    from .viewer import build_report
     user = resolve_user(None)
     made = seed_long_conversation(user, current_app.config)
     conversation = made or seeded_conversation(user)
@@ -89,7 +89,7 @@ def seed_demo_conversation() -> None:
 def print_viewer_link(conversation, user) -> None:
     """A one-time sign-in link that opens the demo's viewer; a new one on each run, since the
     last one may be spent or expired."""
-    from .accounts.sign_in_links import create_link
+    from .accounts import create_link
     config = current_app.config
     link = create_link(user, f"/c/{conversation.id}/viewer", config)
     if link is not None:
@@ -99,7 +99,7 @@ def print_viewer_link(conversation, user) -> None:
 
 def answer(conversation, question: str, echo_trace: bool) -> str:
     """Run one turn through the agent under the conversation's lock; return the answer."""
-    from .agent.loop import run_turn
+    from .agent import run_turn
     from .llm import provider_for
     from .locks import conversation_lock
     from .storage import start_turn
@@ -178,7 +178,7 @@ def ask(question, conversation_id, trace, email):
 def open_in_browser(conversation, user) -> str:
     """Where the browser shows this conversation: a one-time sign-in link as its owner for a
     customer, the address and whom to sign in as for staff (links never sign staff in)."""
-    from .accounts.sign_in_links import create_link
+    from .accounts import create_link
     config = current_app.config
     path = f"/c/{conversation.id}"
     link = create_link(user, path, config)
@@ -203,9 +203,7 @@ def open_in_browser(conversation, user) -> str:
 @user_option
 def show(conversation_id, as_context, strategy, budget, recent, max_age_days, email):
     """Print a stored conversation, or with --context what the next request will send."""
-    from .context.assemble import Policy
-    from .context.request import plan_request
-    from .context.fate_runs import fate_lines
+    from .context import Policy, plan_request, fate_lines
     conversation = owned(conversation_id, resolve_user(email))
     if not as_context:
         click.echo(f"Conversation {conversation.id}: {conversation.title} "
@@ -364,9 +362,8 @@ def import_(files, fmt, email, tenant_slug, distil, strict):
     Claude's conversations.json (ChatGPT's split conversations-000.json… may be given together),
     an Open WebUI export or ShareGPT; - reads stdin. Each readable conversation is stored on its
     own and each unreadable one is skipped with a line naming it; --strict stores all or none."""
-    from .transfer import InvalidImport, import_all, queue_vectors
-    from .transfer.batch import Imported, ImportResult, import_each, read_files
-    from .transfer.sources import not_yet_imported
+    from .transfer import (Imported, ImportResult, InvalidImport, import_all, import_each,
+                           not_yet_imported, queue_vectors, read_files)
     try:
         raws = []
         for file in files:

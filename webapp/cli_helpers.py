@@ -18,7 +18,7 @@ user_option = click.option("--user", "email", default=None, metavar="EMAIL",
 
 
 def resolve_user(email: str | None):
-    from .accounts.users import find_user
+    from .accounts.emails import find_user  # a leaf: the accounts package imports commands
     email = email or current_app.config["NIMBUS_DEMO_USER"]
     user = find_user(email)
     if user is None:

@@ -49,10 +49,10 @@ def import_models() -> tuple:
 def listen_for_changes() -> None:
     """What the database does beside storing rows: keyword indexes made with the tables, and
     the hints that spare assembly lookups that would find nothing."""
-    from .context import hints
+    from .context import listen_for_hints
     from .memories import keyword_index
     keyword_index.listen()
-    hints.listen()
+    listen_for_hints()
 
 
 # Pages are read straight from the OS page cache, shared by every connection: SQLite's own

@@ -5,9 +5,8 @@ from sqlalchemy import case, delete, func, or_, select
 
 from .titles import short_title
 from .extensions import db
-from .llm.messages import compact_turn, final_answer, user_message
-from .llm.tokens import estimate_messages
-from .llm.valid_text import valid_text
+from .llm import (compact_turn, estimate_messages, final_answer, storable_text as valid_text,
+                  user_message)
 from .models import Conversation, Turn, User, utcnow
 
 TITLE_CHARS = 60

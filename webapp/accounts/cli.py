@@ -9,8 +9,8 @@ from ..plurals import plural
 from ..cli_helpers import add_command
 from ..extensions import db
 from ..models import ROLES, Tenant, User
-from .users import find_user, get_or_create_tenant
-from .emails import InvalidEmail, normalize_email
+from .users import get_or_create_tenant
+from .emails import InvalidEmail, find_user, normalize_email
 from .passwords import InvalidPassword, generate_password, set_password
 
 
@@ -140,7 +140,7 @@ def ensure_demo_team(config) -> list[str]:
         set_password(user, password)
         db.session.add(user)
         lines.append(f"Demo {role} {email}, password: {password}")
-    from ..shop.demo import DEMO_CUSTOMERS
+    from ..shop import DEMO_CUSTOMERS
     for email, _ in DEMO_CUSTOMERS:  # seed_demo made them; a password lets them sign in
         customer = find_user(email)
         if customer is None:

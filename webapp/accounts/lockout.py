@@ -5,7 +5,7 @@ locks the account for everybody (on the user row, so every worker sees it at onc
 from datetime import timedelta
 
 from ..models import User, utcnow
-from ..security.counters import counters
+from ..security import shared_counters as counters
 
 
 def window(config, failures: int) -> str:

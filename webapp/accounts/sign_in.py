@@ -17,8 +17,7 @@ from sqlalchemy import select
 from .users import create_guest
 from ..extensions import db
 from ..models import Tenant, User
-from ..security.limits import refuse_new_guest
-from ..security.validation import whole_number
+from ..security import refuse_new_guest, whole_number
 
 login_manager = LoginManager()
 login_manager.login_view = "accounts.login"

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..extensions import db
 from ..models import User, utcnow
-from ..security.validation import safe_next
+from ..security import safe_next
 from .sign_in import sign_in
 
 bp = Blueprint("sign_in_link", __name__)

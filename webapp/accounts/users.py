@@ -5,7 +5,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..models import Tenant, User
-from ..shop.demo import DEMO_CUSTOMERS, give_demo_orders, seed_help_center
+from ..shop import DEMO_CUSTOMERS, give_demo_orders, seed_help_center
 
 
 def get_or_create_tenant(slug: str, name: str | None = None) -> Tenant:
@@ -24,11 +24,6 @@ def get_or_create_user(tenant: Tenant, email: str, name: str, is_guest=False) ->
         db.session.add(user)
         db.session.flush()
     return user
-
-
-def find_user(email: str) -> User | None:
-    from .emails import canonical
-    return db.session.scalar(select(User).where(User.email == canonical(email)))
 
 
 def seed_demo(tenant_slug: str) -> Tenant:

@@ -6,10 +6,10 @@ from flask_login import logout_user
 from .sign_in import sign_in
 from ..extensions import db
 from ..models import User, new_session_token
-from .users import find_user, get_or_create_tenant
-from .emails import InvalidEmail, normalize_email, read_as_latin
+from .users import get_or_create_tenant
+from .emails import InvalidEmail, find_user, normalize_email, read_as_latin
 from .passwords import InvalidPassword, authenticate, set_password
-from ..security.validation import safe_next
+from ..security import safe_next
 
 bp = Blueprint("accounts", __name__)
 MAX_EMAIL_CHARS = 320

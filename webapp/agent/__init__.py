@@ -1,4 +1,17 @@
-"""The agent: a loop that asks the model, runs the tools it asks for, and saves the turn."""
+"""The agent: a loop that asks the model, runs the tools it asks for, and saves the turn.
+
+loop.py runs one turn (run_turn) and says what a cut-off reply keeps, model_call.py makes one
+model call and ends a provider failure mid-stream, tools.py is how a package declares a tool
+(`tool`, register_tools), approval.py asks before a tool writes, prompts.py the system prompt
+and the assistant's name. Other packages import what is named below; nothing else
+(tests/test_layers.py holds the rule).
+"""
+from .tools import register_tools, tool  # first: packages the loop reaches declare their tools
+from .prompts import assistant_name_of
+from .loop import FALLBACK_INTERRUPTED, AgentEvent, partial_messages, run_turn
+
+__all__ = ["FALLBACK_INTERRUPTED", "AgentEvent", "assistant_name_of", "partial_messages",
+           "register_tools", "run_turn", "tool"]
 
 
 def init_app(app) -> None:

@@ -15,14 +15,9 @@ from dataclasses import dataclass, field
 from flask import current_app
 
 from ..plurals import plural
-from ..llm.base import Reply
-from ..llm.profile import profile_for
-from ..llm.messages import (assistant_message, close_open_tool_calls, notice_message,
-                            tool_message)
-from ..llm.server_counts import tool_tokens
-from ..llm.tokens import calibrated_ratio, estimate_messages
-from ..context.request import plan_request, tools_left_out
-from ..context.manifest import ManifestRecorder
+from ..llm import (Reply, assistant_message, calibrated_ratio, close_open_tool_calls,
+                   estimate_messages, notice_message, profile_for, tool_message, tool_tokens)
+from ..context import plan_request, tools_left_out, ManifestRecorder
 from .. import tracing
 from ..extensions import db
 from ..hooks import AFTER_TURN  # (turn, plan) once a turn is saved; filled by memories, context

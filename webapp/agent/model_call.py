@@ -7,10 +7,8 @@ A provider failure mid-stream ends here: `call_model` records the error in the t
 """
 import time
 
-from ..llm.base import ContextTooLong, ProviderBusy, ProviderCancelled, ProviderError, Reply
-from ..llm.profile import learn_window
-from ..llm.tokens import estimate_messages
-from ..llm.valid_text import valid_stream
+from ..llm import (ContextTooLong, ProviderBusy, ProviderCancelled, ProviderError, Reply,
+                   estimate_messages, learn_window, valid_stream)
 from ..plurals import plural
 
 FALLBACK_ERROR = "Sorry, I'm having trouble right now. Please try again in a moment."

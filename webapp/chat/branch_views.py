@@ -5,7 +5,7 @@ from flask_htmx import make_response as htmx_response
 
 from .. import branches
 from ..extensions import htmx
-from ..context.request import window_problem
+from ..context import window_problem
 from ..runs import admit, is_busy
 from .views import (bp, busy, get_conversation_or_404, get_turn_or_404, page_size, pane,
                     read_question, refusal)

@@ -5,12 +5,10 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from ..context.assemble import SUMMARY_STRATEGIES
-from ..context.request import plan_request
-from ..context.summary.section import cached_summary
+from ..context import SUMMARY_STRATEGIES, plan_request, cached_summary
 from ..models import Conversation
 from ..storage import newest_turn
-from ..viewer.gauge import Gauge, request_gauge
+from ..viewer import Gauge, request_gauge
 
 LABELS = {"system": "System prompt", "memory": "Memory", "summary": "Summary",
           "history": "History"}

@@ -6,7 +6,7 @@ from flask_htmx import make_response as htmx_response
 
 from .. import storage
 from ..extensions import db, htmx
-from ..security.validation import NUL_MESSAGE, UTF8_MESSAGE, has_nul
+from ..security import NUL_MESSAGE, UTF8_MESSAGE, has_nul
 from .sidebar import sidebar
 from .views import bp, get_conversation_or_404, refusal
 

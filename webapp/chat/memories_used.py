@@ -12,7 +12,7 @@ from flask import g, render_template, url_for
 from sqlalchemy import select
 
 from .. import access
-from ..context.manifest import memories_sent, memory_count
+from ..context import memories_sent, memory_count
 from ..extensions import db, htmx
 from ..memories.models import Memory
 from ..memories import SessionScope, about, applies_to, describe, scope_for_customer, to_you

@@ -13,8 +13,7 @@ from flask import current_app
 
 from ..extensions import db
 from ..jobs import enqueue, job
-from ..llm import is_offline, provider_for
-from ..llm.base import Reply
+from ..llm import is_offline, provider_for, Reply
 from ..models import Conversation, Turn
 from ..titles import short_title
 

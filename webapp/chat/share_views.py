@@ -12,7 +12,7 @@ from ..plurals import plural
 from ..audit import record
 from ..extensions import db
 from ..models import ShareLink, utcnow
-from ..staff.shares import link_state, share_url
+from ..staff import link_state, share_url
 from .views import bp, get_conversation_or_404
 
 

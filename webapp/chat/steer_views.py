@@ -7,10 +7,9 @@ from flask import g, redirect, render_template, request, url_for
 
 from .. import access
 from ..extensions import db, htmx
-from ..context.pins import MarkError, set_mark
-from ..context.summary.section import cached_summary
+from ..context import MarkError, set_mark, cached_summary
 from ..audit import record
-from ..security.validation import safe_next
+from ..security import safe_next
 from .views import bp, get_turn_or_404, refusal
 
 ACTIONS = {"pinned": "pinned turn", "excluded": "left out turn", None: "cleared turn mark"}

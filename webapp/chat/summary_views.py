@@ -9,9 +9,7 @@ from sqlalchemy import select
 from .. import access
 from ..extensions import db, htmx
 from ..jobs import enqueue
-from ..context.assemble import SUMMARY_STRATEGIES
-from ..context.summary.section import cached_summary, style_of
-from ..context.summary.jobs import RETRY_DELAY, fold_summary
+from ..context import SUMMARY_STRATEGIES, cached_summary, style_of, RETRY_DELAY, fold_summary
 from ..models import Turn, utcnow
 from ..audit import record
 from .views import bp, get_turn_or_404, refusal

@@ -8,12 +8,11 @@ from flask_wtf.csrf import CSRFError
 
 from .. import access, storage
 from ..extensions import htmx
-from ..agent.prompts import assistant_name_of
+from ..agent import assistant_name_of
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
-from ..security.refusals import ERROR_SLOTS, refusal as page_refusal, wants_json
-from ..security.validation import length_problem
-from ..context.request import tools_left_out, window_problem
+from ..security import ERROR_SLOTS, refusal as page_refusal, wants_json, length_problem
+from ..context import tools_left_out, window_problem
 from ..runs import (admit, close_if_abandoned, is_busy, request_stop, run_for, wait_until_saved,
                     was_recovered)
 from .provider_state import last_failure
@@ -44,8 +43,7 @@ def get_turn_or_404(conversation, seq: int):
 def shown_profile(app):
     """The configured provider's profile for the banner; None for the offline model or a
     provider swapped in by tests."""
-    from ..llm import uses_openai
-    from ..llm.profile import profile_for
+    from ..llm import uses_openai, profile_for
     if "provider_factory" in app.extensions or not uses_openai(app.config):
         return None
     return profile_for(app.config)
@@ -178,7 +176,7 @@ def show_not_found(error):
     page that signing in may open leads to the sign-in form and back."""
     if (isinstance(error, access.SignInWanted) and request.method == "GET" and not wants_json()
             and (not htmx or htmx.history_restore_request)):
-        from ..accounts.sign_in import ask_to_sign_in
+        from ..accounts import ask_to_sign_in
         return ask_to_sign_in()
     if wants_json():  # viewer.json, a stream: a JSON answer for the script that asked
         return {"error": "Not found: no such conversation, turn or page here."}, 404

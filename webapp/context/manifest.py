@@ -11,7 +11,7 @@ import json
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..extensions import db
-from ..llm.tokens import estimate_messages
+from ..llm import estimate_messages
 from ..models import RequestText
 from .plans import FULL, ContextPlan
 

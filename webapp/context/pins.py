@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 
 from ..extensions import db
-from ..llm.messages import as_sent
+from ..llm import as_sent
 from ..local_time import when_text
 from ..models import Turn, utcnow
 from .plans import DROPPED, EXCLUDED, PINNED, Policy, TurnFate

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..config import DEFAULTS
-from ..llm.tokens import estimate_messages
+from ..llm import estimate_messages
 
 FULL, COMPACTED, SUMMARIZED, DROPPED = "FULL", "COMPACTED", "SUMMARIZED", "DROPPED"
 PINNED, EXCLUDED = "PINNED", "EXCLUDED"  # set from the chat on one turn (webapp/context/pins.py)

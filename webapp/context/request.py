@@ -9,10 +9,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from ..hooks import system_prompt, tool_specs
-from ..llm.messages import user_message
-from ..llm.profile import Profile, profile_for
-from ..llm.server_counts import tool_tokens
-from ..llm.tokens import estimate_messages
+from ..llm import user_message, Profile, profile_for, tool_tokens, estimate_messages
 from .assemble import assemble
 from .plans import Allotment, ContextPlan, Policy, sized
 from .window import cut, fit, history_room, room_for_plan

@@ -12,7 +12,7 @@ from typing import Iterator
 from sqlalchemy import String, bindparam, select, type_coerce
 
 from ..extensions import db
-from ..llm.messages import as_sent
+from ..llm import as_sent
 from ..models import Turn
 
 MIN_ROWS, MAX_ROWS = 8, 512

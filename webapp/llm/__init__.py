@@ -1,6 +1,29 @@
-"""Model providers behind one boundary: the neutral message format in, text and tool calls out."""
-from .base import ChatProvider, ProviderError, Reply, ToolCall  # noqa: F401  re-exported
-from .profile import uses_openai
+"""Model providers behind one boundary: the neutral message format in, text and tool calls out.
+
+base.py is the boundary (ChatProvider, Reply, the errors), messages.py the neutral format,
+tokens.py the one token estimator, profile.py what a server is (its window, its model),
+server_counts.py the tokens a server counted, valid_text.py what text may be stored,
+openai_provider.py and offline.py (with offline_*.py) the two providers. Other packages import
+what is named below; nothing else (tests/test_layers.py holds the rule).
+"""
+from .base import (ChatProvider, ContextTooLong, ProviderBusy, ProviderCancelled, ProviderError,
+                   Reply, ToolCall)
+from .messages import (ROLES, as_sent, assistant_message, close_open_tool_calls, compact_turn,
+                       final_answer, notice_message, tool_message, user_message)
+from .offline import OfflineModel
+from .offline_recall import FACT_PATTERNS, SENTENCE_END, sentences
+from .profile import Profile, announce, learn_window, profile_for, uses_openai
+from .server_counts import tool_tokens
+from .tokens import calibrated_ratio, estimate_messages, estimate_text
+from .valid_text import valid_stream, valid_text as storable_text  # the module's name is taken
+
+__all__ = ["ChatProvider", "ContextTooLong", "FACT_PATTERNS", "OfflineModel", "Profile",
+           "ProviderBusy", "ProviderCancelled", "ProviderError", "ROLES", "Reply", "SENTENCE_END",
+           "ToolCall", "announce", "as_sent", "assistant_message", "calibrated_ratio",
+           "close_open_tool_calls", "compact_turn", "estimate_messages", "estimate_text",
+           "final_answer", "get_provider", "is_offline", "learn_window", "notice_message",
+           "profile_for", "provider_for", "sentences", "storable_text", "tool_message",
+           "tool_tokens", "user_message", "uses_openai", "valid_stream"]
 
 
 def get_provider(config) -> "ChatProvider":

@@ -11,7 +11,9 @@ from .distiller.phrasing import about, to_you
 from .jobs import embed_conversation_job, embed_import_job
 from .search import keyword_index
 from .search.keyword_index import forget_deleted_words
-from .search.keywords import TURN_INDEX, TURN_TEXT, Indexed, scored
+from .search.index_queries import Indexed
+from .search.keyword_tables import TURN_INDEX, TURN_TEXT
+from .search.keywords import scored
 from .search.lost_vectors import embed_turns_job, without_vector
 from .store.revisions import Changer, history_of, memory_records
 from .store.rows import InvalidMemory, delete_memory, remember, update_content
@@ -32,7 +34,7 @@ def init_app(app) -> None:
     tools, the after-turn hook and jobs (with the sweep for vectors an outage lost), the offline
     model's distiller, commands and pages."""
     from .. import hooks
-    from ..agent.tools import register_tools
+    from ..agent import register_tools
     from ..jobs import register_jobs
     from . import block, cli, jobs, tools
     from .distiller import offline as offline_distiller

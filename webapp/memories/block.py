@@ -8,8 +8,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..models import Turn
-from ..context.assemble import Section, sized
-from ..context.hints import memories_may_apply
+from ..context import Section, sized, memories_may_apply
 from .search.recall import for_prompt
 from .store.scopes import ACCOUNT, ORDER, SessionScope, describe, scope_label
 

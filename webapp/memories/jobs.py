@@ -13,7 +13,7 @@ from ..plurals import plural
 from ..extensions import db
 from ..jobs import app_context, enqueue, huey, job
 from ..models import Conversation, Turn, utcnow
-from ..context.assemble import COMPACTED, FULL
+from ..context import COMPACTED, FULL
 from .distiller.distil import distil_conversation
 from .search.conversations import embed_turns_in_batches, store_turn_vector
 from .search.lost_vectors import without_vector

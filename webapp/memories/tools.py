@@ -1,5 +1,5 @@
 """The model's memory tools: save_memory, search_memories, search_history (off with NIMBUS_MEMORY_TOOLS)."""
-from ..agent.tools import tool
+from ..agent import tool
 from .search.conversations import search_turns
 from .distiller.phrasing import in_note_form
 from .search.recall import search

@@ -14,11 +14,11 @@ from flask import current_app
 from sqlalchemy import or_, select, update
 
 from .. import locks
-from ..agent.loop import FALLBACK_INTERRUPTED, partial_messages
+from ..agent import FALLBACK_INTERRUPTED, partial_messages
 from ..extensions import db
 from ..llm import provider_for
 from ..local_time import named_zone
-from ..llm.messages import assistant_message, final_answer, user_message
+from ..llm import assistant_message, final_answer, user_message
 from ..models import StopRequest, Turn, utcnow
 from .admission import RUNS_LOCK, is_busy, runs_of
 from .turn_runs import GAVE_UP, TurnRun, close_turn, start_run

@@ -16,10 +16,10 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .. import locks
-from ..agent.loop import FALLBACK_INTERRUPTED, AgentEvent, partial_messages, run_turn
+from ..agent import FALLBACK_INTERRUPTED, AgentEvent, partial_messages, run_turn
 from ..extensions import db
 from ..local_time import RUN_ZONE
-from ..llm.messages import assistant_message
+from ..llm import assistant_message
 from ..models import StopRequest, Turn, utcnow
 from ..storage import finish_turn
 from .admission import RUNS_LOCK, runs_of, slots_of

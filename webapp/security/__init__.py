@@ -1,6 +1,22 @@
 """Security: one validation layer for what a request carries, refusals people can read,
-security headers on every response, and rate limits on what writes."""
+security headers on every response, and rate limits on what writes.
+
+validation.py checks what a request or command carries (ids, NUL, UTF-8, lengths, `next`),
+refusals.py says no in a page or JSON people can read, limits.py and counters.py count writes,
+new guests and failed sign-ins, headers.py sets the response headers. Other packages import
+what is named below; nothing else (tests/test_layers.py holds the rule).
+"""
 from werkzeug.middleware.proxy_fix import ProxyFix
+
+from .counters import counters as shared_counters
+from .limits import refuse_new_guest
+from .refusals import ERROR_SLOTS, refusal, refuse_http_error, wants_json
+from .validation import (NUL_MESSAGE, UTF8_MESSAGE, bounded_int, has_nul, length_problem,
+                         safe_next, whole_number)
+
+__all__ = ["ERROR_SLOTS", "NUL_MESSAGE", "UTF8_MESSAGE", "bounded_int", "has_nul",
+           "length_problem", "limit_writes", "guard_commands", "refusal", "refuse_http_error",
+           "refuse_new_guest", "safe_next", "shared_counters", "wants_json", "whole_number"]
 
 
 def init_app(app) -> None:

@@ -7,14 +7,11 @@ from contextlib import contextmanager
 
 from sqlalchemy import select
 
-from ..agent.loop import run_turn
+from ..agent import run_turn
 from ..hooks import AFTER_TURN
-from ..context.pins import set_mark
-from ..context.plans import EXCLUDED, WORDS_MAY_REMAIN
-from ..context.summary.jobs import fold_due, queue_summary
-from ..context.summary.section import refresh_summary
+from ..context import set_mark, EXCLUDED, WORDS_MAY_REMAIN, fold_due, queue_summary, refresh_summary
 from ..extensions import db
-from ..llm.offline import OfflineModel
+from ..llm import OfflineModel
 from ..memories import distil_window
 from ..models import Conversation, User
 from ..storage import create_conversation, start_turn

@@ -3,7 +3,7 @@ import re
 
 from sqlalchemy import select
 
-from ..agent.tools import tool
+from ..agent import tool
 from ..extensions import db
 from ..models import utcnow
 from .models import HelpArticle, Order, Ticket

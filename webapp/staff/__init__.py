@@ -1,4 +1,13 @@
-"""The shop's team: the console over every conversation, audit log, tenant settings, share links."""
+"""The shop's team: the console over every conversation, audit log, tenant settings, share links.
+
+console.py and views.py are the console, settings.py and settings_views.py a tenant's settings,
+shares.py the share links (and the signed-out page they open), feedback.py the newest answer
+feedback.
+Other packages import what is named below; nothing else (tests/test_layers.py holds the rule).
+"""
+from .shares import link_state, share_url
+
+__all__ = ["link_state", "share_url"]
 
 
 def init_app(app) -> None:

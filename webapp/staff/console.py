@@ -12,7 +12,7 @@ from sqlalchemy import exists, func, or_, select
 from ..extensions import db
 from ..memories import TURN_INDEX, TURN_TEXT, Indexed, scored
 from ..models import Conversation, Turn, User
-from ..security.validation import whole_number
+from ..security import whole_number
 
 OUTCOMES = {"errors": ("api_error",), "interrupted": ("interrupted",),
             "step_limit": ("step_limit",)}

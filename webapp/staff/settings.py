@@ -6,9 +6,8 @@ turns), the summary (style), the system prompt (name, extra instructions) and ne
 (strategy).
 """
 from ..extensions import db
-from ..security.validation import whole_number
-from ..context.assemble import STRATEGIES
-from ..context.summary.fold import STYLES
+from ..security import whole_number
+from ..context import STRATEGIES, STYLES
 
 MAX_BUDGET = 1_000_000
 MAX_RECENT = 100

@@ -7,11 +7,11 @@ from flask import Blueprint, abort, current_app, g, redirect, render_template, r
 from sqlalchemy import select
 
 from ..extensions import db
-from ..context.assemble import STRATEGIES
+from ..context import STRATEGIES
 from ..memories.models import Memory
 from ..memories import (TENANT_WORD, Changer, InvalidMemory, SessionScope, delete_memory, remember,
                         update_content)
-from ..context.summary.fold import STYLES
+from ..context import STYLES
 from ..access import admin_required
 from .settings import InvalidSettings, parse_settings, save_settings
 

@@ -3,7 +3,6 @@
 A link carries its row's id and key, signed with SECRET_KEY; the row says when it expires and
 whether it was revoked, so a link can be listed in the console and withdrawn at any time.
 """
-from collections import Counter
 from datetime import timedelta
 
 from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
@@ -14,9 +13,9 @@ from ..plurals import plural
 from ..extensions import db
 from ..models import Conversation, ShareLink, utcnow
 from ..access import READ, get_conversation_or_404, staff_required
-from ..security.validation import whole_number
+from ..security import whole_number
 from ..audit import record
-from ..viewer.private_results import hide_private_results
+from ..viewer import hide_memories, hide_private_results
 
 bp = Blueprint("shares", __name__)
 public_bp = Blueprint("share", __name__)
@@ -89,28 +88,10 @@ def revoke(link_id):
     return redirect(url_for("staff.show_console", _anchor="share-links"), 303)
 
 
-def hide_memories(report, show_shop_wide: bool) -> None:
-    """The memory section as a link's holder may see it: how many memories the request carried
-    and their scopes; the text only of shop-wide ones, and only if staff chose so. The block as
-    sent goes, since it holds every memory's text."""
-    for section in report.sections:
-        if section.name != "memory":
-            continue
-        memories = section.detail.get("memories") or []
-        scopes = Counter(str(m.get("scope", "")) for m in memories if isinstance(m, dict))
-        shown = [m for m in memories if show_shop_wide and isinstance(m, dict) and m.get("shared")
-                 and str(m.get("scope", "")).startswith("workspace")]  # the tenant's, nobody's own
-        carried = f"{len(memories)} memories: " + ", ".join(
-            f"{count} {scope}" for scope, count in sorted(scopes.items()))
-        section.messages = []
-        section.detail = {"memories": shown, "carried": carried,
-                          "text shown": "shop-wide memories only" if show_shop_wide else "none"}
-
-
 @public_bp.get("/s/<token>")
 def show_shared(token):
     """Show a shared conversation's viewer, signed out and read-only (nothing on it changes data)."""
-    from ..viewer.views import report_for
+    from ..viewer import report_for
     link = active_link(token)
     if link is None:
         abort(404)

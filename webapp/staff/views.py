@@ -3,7 +3,7 @@ from flask import Blueprint, current_app, g, render_template, request, url_for
 
 from .. import storage
 from ..access import READ, admin_required, get_conversation_or_404, staff_required
-from ..security.validation import whole_number
+from ..security import whole_number
 from ..audit import entries
 from .console import Filters, InvalidFilter, conversation_page
 from .feedback import recent_feedback

@@ -5,7 +5,7 @@ last is the branch from the current node back to the root, which is what is show
 branches come along as versions of the turn where each leaves it (transfer/branches.py reads them
 for ChatGPT, Claude and Open WebUI alike; webapp/branches.py keeps them).
 """
-from ..llm.messages import tool_message
+from ..llm import tool_message
 from .fields import epoch, field, named, tool_arguments
 from .importer import Checked, InvalidImport, check_transcript
 from .branches import other_branches

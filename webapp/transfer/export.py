@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from ..plurals import plural
 from ..extensions import db
-from ..llm.messages import final_answer
+from ..llm import final_answer
 from ..context.summary.models import ConversationSummary
 from ..models import Conversation, RequestText, TurnAlternative
 from .memories import export_memories

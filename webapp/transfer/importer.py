@@ -13,9 +13,8 @@ from sqlalchemy import insert
 
 from ..titles import short_title
 from ..extensions import db
-from ..llm.messages import ROLES, compact_turn, final_answer
-from ..llm.tokens import estimate_messages
-from ..context.manifest import store_texts, text_hash
+from ..llm import ROLES, compact_turn, final_answer, estimate_messages
+from ..context import store_texts, text_hash
 from ..context.summary.models import ConversationSummary
 from ..models import Conversation, Turn, TurnAlternative, User, utcnow
 from .export import READS

@@ -5,7 +5,7 @@ surrogate, NaN, a number of thousands of digits, nesting deeper than any export 
 import json
 from dataclasses import dataclass
 
-from ..security.validation import has_nul
+from ..security import has_nul
 from .importer import InvalidImport, where
 
 MAX_DEPTH = 40  # JSON nesting: a real export needs about 12

@@ -11,8 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
                       field_validator, model_validator)
 
-from ..context.assemble import STRATEGIES
-from ..context.summary.fold import STYLES
+from ..context import STRATEGIES, STYLES
 
 INT32 = 2**31 - 1  # token counts are INTEGER columns
 # One imported message at most: 25 times the chat's NIMBUS_MAX_MESSAGE_CHARS, room for a pasted

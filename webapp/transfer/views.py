@@ -21,7 +21,7 @@ from .formats import FORMATS
 from .batch import ImportResult
 from .importer import InvalidImport
 from .jobs import import_job, is_stale, remove_uploads, stale_reason, upload_paths
-from ..security.refusals import refuse_http_error, refusal
+from ..security import refuse_http_error, refusal
 
 bp = Blueprint("transfer", __name__)
 EXPORTS = {"nimbus": ("application/json", "json"), "openai": ("application/json", "openai.json"),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 
 from ..extensions import db
-from ..context.manifest import messages_hash, text_hash
+from ..context import messages_hash, text_hash
 from ..models import RequestText, Turn
 from .report import SECTION_TITLES
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from sqlalchemy.exc import OperationalError
 
 from .. import branches
-from ..context.request import plan_request
+from ..context import plan_request
 from ..extensions import db
-from ..security.validation import whole_number
+from ..security import whole_number
 from ..storage import get_turn
 from .as_sent import AsSent, rebuild
 

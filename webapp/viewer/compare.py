@@ -2,8 +2,7 @@
 turns whose fate differs, found by comparing the two sets of fate runs (never every turn)."""
 from dataclasses import dataclass
 
-from ..context.assemble import Policy
-from ..context.request import plan_request
+from ..context import Policy, plan_request
 from .fates import FateRun, Fates
 from .strip import Strip, fate_strip
 from .whatif import WhatIfError, parse_what_if

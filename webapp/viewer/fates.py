@@ -5,7 +5,7 @@ turns the history still sends that the rolling summary covers too.
 from collections import Counter
 from dataclasses import dataclass
 
-from ..context.assemble import KEPT, ContextPlan
+from ..context import KEPT, ContextPlan
 from .series import finished_before, newest_finished
 
 ALSO_IN_SUMMARY = "also in the summary"

@@ -7,7 +7,7 @@ from sqlalchemy import Text, cast, or_, select
 
 from ..extensions import db
 from ..models import Turn
-from ..security.validation import has_nul
+from ..security import has_nul
 
 MAX_QUERY = 100
 MAX_MATCHES = 50

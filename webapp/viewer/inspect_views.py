@@ -8,12 +8,11 @@ from flask import abort, current_app, jsonify, render_template, request
 from .. import branches
 from ..access import get_conversation_or_404
 from ..extensions import htmx
-from ..context.assemble import STRATEGIES
-from ..security.validation import whole_number
+from ..context import STRATEGIES
+from ..security import whole_number
 from ..storage import get_turn
 from .as_sent import rebuild
-from .private_results import hide_private_results
-from ..staff.shares import hide_memories
+from .private_results import hide_memories, hide_private_results
 from .compare import CompareError, compare_strategies
 from .find import FindError, find_fact
 from .views import bp, render_viewer, report_for, turn_link

@@ -9,9 +9,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from ..extensions import db
-from ..context.assemble import STRATEGIES, ContextPlan, Policy, Section
-from ..context.request import plan_request
-from ..context.manifest import memory_count
+from ..context import STRATEGIES, ContextPlan, Policy, Section, plan_request, memory_count
 from ..models import Conversation, Turn
 from .chart import CostChart, cost_chart
 from .fates import FateRun, Fates

@@ -4,7 +4,7 @@ from collections.abc import Mapping
 from flask import current_app
 
 from ..extensions import db
-from ..context.assemble import STRATEGIES, Policy
+from ..context import STRATEGIES, Policy
 from ..models import utcnow
 
 FIELDS = ("strategy", "budget", "recent_turns", "max_age_days")

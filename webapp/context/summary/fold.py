@@ -6,8 +6,7 @@ summary and a last `Topics:` line. Any provider works; the offline model has an 
 import re
 from dataclasses import dataclass, replace
 
-from ...llm.base import ProviderError, Reply
-from ...llm.tokens import estimate_messages, estimate_text
+from ...llm import ProviderError, Reply, estimate_messages, estimate_text
 
 PROMPT_OPENING = "You keep the rolling summary of a support conversation"
 STYLES = {

@@ -6,8 +6,7 @@ offline model, as memories' does the distiller, so the provider layer (llm/) imp
 """
 import re
 
-from ...llm.offline_recall import FACT_PATTERNS, sentences
-from ...llm.tokens import estimate_text
+from ...llm import FACT_PATTERNS, sentences, estimate_text
 from ...shop.order_numbers import order_numbers
 from .fold import PROMPT_OPENING
 

@@ -2,7 +2,7 @@
 takes at most a third of it; one that is longer is shortened for that request, or left out
 where there is no room for more than its heading, and never sent over the window.
 """
-from ...llm.tokens import estimate_messages
+from ...llm import estimate_messages
 from ..plans import Allotment, sized
 
 SHARE = 3  # the summary takes at most 1/SHARE of a budget the window cut

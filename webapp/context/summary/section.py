@@ -10,7 +10,7 @@ from sqlalchemy import bindparam, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from ...extensions import db
-from ...llm.tokens import estimate_messages
+from ...llm import estimate_messages
 from ...models import Conversation, Turn, utcnow
 from ...plurals import plural
 from . import fold as summarizer
@@ -138,7 +138,7 @@ def needs_refresh(conversation, config) -> bool:
 def summary_size(config) -> int:
     """The summary's size in tokens: the setting, less when a small window cannot keep the
     fold's reply (a quarter of it at most: the output reserve)."""
-    from ...llm.profile import profile_for
+    from ...llm import profile_for
     size = config["NIMBUS_SUMMARY_MAX_TOKENS"]
     reserve = profile_for(config).output_reserve(summarizer.reply_tokens(size))
     return max(min(size, reserve * 2 // 3), 32)
@@ -176,8 +176,7 @@ def fold_turns(provider, plan: FoldPlan, style: str, config, ratio: float):
     """The model call, with no transaction open: (text, topics, the turns it folded). The turns
     are the oldest that fit the window with the reply's reserve; a refusal for size learns the
     window (openai_provider) and the fold is fitted once more, to half the room."""
-    from ...llm.base import ContextTooLong
-    from ...llm.profile import learn_window, profile_for
+    from ...llm import ContextTooLong, learn_window, profile_for
     size = plan.size or summary_size(config)
     room = profile_for(config).request_room(summarizer.reply_tokens(size))
     for attempt in (1, 2):

@@ -17,12 +17,10 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import select
 
-from ...context.summary.fold import Said
+from ...context import Said
 from ...plurals import plural
 from ...extensions import db
-from ...llm import provider_for
-from ...llm.base import ContextTooLong, ProviderError, Reply
-from ...llm.tokens import estimate_messages
+from ...llm import provider_for, ContextTooLong, ProviderError, Reply, estimate_messages
 from ...locks import LockBusy, named_lock
 from ...models import Conversation, Turn
 from .checkpoints import advance, backed_off, not_read, waiting_out
@@ -114,7 +112,7 @@ def ask_model(messages: list[dict], config, provider=None, schema: dict | None =
     provider = provider or provider_for(current_app, NIMBUS_MODEL=model)
     options = {}
     if provider.takes_options:
-        from ...llm.profile import profile_for
+        from ...llm import profile_for
         options = {"purpose": "background", "max_tokens": profile_for(config).output_reserve(
             config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)}
         if schema is not None:
@@ -135,7 +133,7 @@ def fitting(turns: list, request, config, ratio: float) -> list:
     """The oldest of `turns` whose request, with the output reserve, fits a window the server
     reported (llama.cpp's 2,048 tokens hold few long turns); at least one turn. A server that
     still refuses it gets the older half (distil_window)."""
-    from ...llm.profile import profile_for
+    from ...llm import profile_for
     room = profile_for(config).request_room(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
     if room is None:
         return turns

@@ -8,7 +8,7 @@ contacted ("please call me instead") supersedes the one already remembered.
 import json
 import re
 
-from ...llm.offline_recall import SENTENCE_END
+from ...llm import SENTENCE_END
 from ...shop.order_numbers import order_numbers
 from .distil import MARKER
 from .phrasing import in_note_form

@@ -6,7 +6,8 @@ from ...extensions import db
 from ...models import Conversation, Turn
 from .branch_hits import search_branches
 from .embeddings import QueryEmbedding, embed_many
-from .keywords import own_turns, turn_matches
+from .keyword_tables import own_turns
+from .keywords import turn_matches
 from ..models import TurnVector
 from .recall import rank_hybrid, similarity_alone_may_place
 from .statements import built, read

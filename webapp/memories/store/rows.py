@@ -7,7 +7,7 @@ from sqlalchemy import bindparam, func, select
 
 from ...extensions import db
 from ...models import utcnow
-from ...security.validation import bounded_int, has_nul
+from ...security import bounded_int, has_nul
 from ..search.embeddings import embed_many
 from ..models import Memory
 from .revisions import SHELL, Changer, forget_history, keep_old_text
