@@ -57,3 +57,20 @@ def test_the_owners_own_viewer_still_shows_what_the_search_found(guest, secrets)
     model = ScriptedModel({"tool": "search_memories", "arguments": {"query": "locker code"}}, "Done.")
     _, conversation, _ = ask(secrets, "Please look something up", provider=model)
     assert "7319" in guest.get(f"/c/{conversation.id}/viewer").text
+
+
+@pytest.mark.parametrize("tool, query, secret", [
+    ("search_memories", "locker code", "7319"),
+    ("search_history", "flowerpot", "blue flowerpot"),
+])
+def test_a_regenerated_away_answer_on_a_shared_page_hides_what_its_search_found(
+        app, guest, secrets, tool, query, secret):
+    model = ScriptedModel({"tool": tool, "arguments": {"query": query}}, "Done, I looked it up.")
+    _, conversation, _ = ask(secrets, "Please look something up", provider=model)
+    assert guest.post(f"/c/{conversation.id}/turns/0/regenerate", headers=HTMX).status_code == 200
+    guest.get(f"/c/{conversation.id}/turns/0/stream")
+    assert secret in guest.get(f"/c/{conversation.id}/viewer").text  # the owner sees the version
+    for page in (app.test_client().get(share(guest, conversation)).text,
+                 guest.get(f"/c/{conversation.id}/viewer/report.html").text):
+        assert "alternative 1 of 2 — not sent" in page and "Done, I looked it up." in page
+        assert HIDDEN in page and secret not in page

@@ -6,7 +6,7 @@ policy, private_results.py says what a shared page may show. Other packages impo
 named below; nothing else (tests/test_layers.py holds the rule).
 """
 from .gauge import Gauge, request_gauge
-from .private_results import hide_memories, hide_private_results
+from .private_results import hide_memories, hide_private_results, without_private_results
 from .report import build_report
 from .views import report_for
 
@@ -21,6 +21,8 @@ def init_app(app) -> None:
     # The viewer speaks as the chat does: answers under the persona the conversation's shop chose.
     app.jinja_env.globals["assistant_of"] = lambda conversation: assistant_name_of(
         getattr(conversation, "tenant", None))
+    # A kept version is read at render time, so a shared page hides its private results there.
+    app.jinja_env.filters["without_private_results"] = without_private_results
     for routes in (views, inspect_views, branch_views):
         if routes.bp.name not in app.blueprints:
             app.register_blueprint(routes.bp)
