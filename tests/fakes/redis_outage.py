@@ -104,15 +104,6 @@ WITHOUT_VECTOR = ("SELECT count(*) FROM turns LEFT JOIN turn_vectors ON turn_vec
                   "turns.id WHERE turns.outcome != 'pending' AND turn_vectors.turn_id IS NULL")
 
 
-def start_worker(env: dict, folder: str) -> subprocess.Popen:
-    """The Huey consumer as scripts/serve.sh runs it."""
-    with open(os.path.join(folder, "worker.log"), "w") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "huey.bin.huey_consumer", "webapp.worker.huey", "--workers",
-             "2", "--worker-type", "thread"], cwd=live_app.ROOT, env=env, stdout=log,
-            stderr=subprocess.STDOUT)
-
-
 SWEEP = ("from webapp import create_app\n"
          "from webapp.memories.search.lost_vectors import SETTLE, queue_lost_vectors\n"
          "from webapp.models import utcnow\n"
@@ -140,7 +131,7 @@ def run(guests: int, before: float, outage: float, after: float, workers: int,
     env = live_app.app_environment(database_url, provider_url, folder, REDIS_URL=redis.url,
                                    NIMBUS_MEMORY_SEARCH=1)
     app, port = live_app.start_app(env, workers, folder)
-    worker = start_worker(env, folder)
+    worker = live_app.start_worker(env, folder)
     running, tally = threading.Event(), Tally()
     running.set()
     threads = [threading.Thread(target=guest_loop, args=(port, running, tally), daemon=True)
