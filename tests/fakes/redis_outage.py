@@ -3,7 +3,6 @@ tests/test_redis_outage_live.py run it: gunicorn (gevent workers) and a Huey wor
 REDIS_URL on a redis-server of their own, a fast fake provider, and guests that send one
 question after another and read each reply to `done`, counting every answer by status."""
 import http.client
-import os
 import re
 import subprocess
 import sys
