@@ -37,8 +37,8 @@ log = logging.getLogger(__name__)
 STALE_AFTER = timedelta(minutes=15)  # a running import not heard from this long has died
 NEVER_STARTED = timedelta(hours=6)  # a queued import no worker took this long: its job was lost
 SAVE_EVERY = 1.0  # seconds between progress writes while files are checked
-# An import holds its files' parsed records in memory (about 11 times the file's size, so up to
-# 0.7 GB for NIMBUS_IMPORT_MAX_BYTES): one runs at a time, the next waits its turn in the queue.
+# An import holds its files' parsed records in memory (7 times a ChatGPT export's size, 20-odd
+# times a JSONL file of short records): one runs at a time, the next waits its turn in the queue.
 ONE_AT_A_TIME = "imports"
 WAIT_TURN = 15  # seconds before an import that found another running looks again
 
