@@ -106,17 +106,22 @@ def renew_all(leases: list[Lease]) -> None:
     for lease in leases:
         if lease.redis_lock is not None:
             try:
-                try:
-                    lease.redis_lock.reacquire()
-                except redis_outages():
-                    raise
-                except Exception:  # ran out while the worker was starved: take it back if free
-                    lease.redis_lock.acquire(blocking=False, token=lease.owner)
+                renew_in_redis(lease)
             except redis_outages() as error:
                 # Redis is down: the database's leases are renewed all the same (a turn's
                 # heartbeat row too, so no other worker takes it over), and the lock is taken
                 # back at the first beat after Redis returns (empty, if it restarted).
                 log.warning("could not renew lock %s: redis unavailable: %s", lease.name, error)
+
+
+def renew_in_redis(lease: Lease) -> None:
+    """Push a Redis lock's end out; one that ran out (a starved worker, a restarted Redis) is
+    taken back if nobody took it meanwhile."""
+    import redis
+    try:
+        lease.redis_lock.reacquire()
+    except redis.exceptions.LockError:
+        lease.redis_lock.acquire(blocking=False, token=lease.owner)
 
 
 @contextmanager
