@@ -17,6 +17,7 @@ fi
 .venv/bin/huey_consumer webapp.worker.huey --workers 2 --worker-type thread --quiet &
 worker=$!
 # gevent workers hold many open SSE streams at once; the dev server is for debugging only.
+# gunicorn also reads ./gunicorn.conf.py: its request-line bound, its refusals' security headers.
 .venv/bin/gunicorn --worker-class gevent --workers "${WEB_CONCURRENCY:-2}" \
     --bind "127.0.0.1:$port" --timeout 120 wsgi:app &
 server=$!

@@ -191,3 +191,17 @@ def test_the_sweep_fails_stale_imports_and_deletes_their_files(app, guest, held)
     db.session.commit()
     assert import_jobs.fail_stale_imports() == 1 and uploads(app) == []
     assert db.session.get(Import, queued.id).error.startswith("The import never started")
+
+
+def test_an_import_waits_its_turn_while_another_is_read(app, guest, held):
+    """One import at a time holds its files' records in memory: a second is queued again."""
+    from huey.exceptions import RetryTask
+    from webapp import locks
+    post(guest, jsonl(2))
+    [task] = held
+    with locks.named_lock(import_jobs.ONE_AT_A_TIME):  # another import is being read
+        with pytest.raises(RetryTask):
+            task.execute()
+        assert count() == 0 and db.session.query(Import).one().status == "queued"
+    task.execute()
+    assert count() == 2 and db.session.query(Import).one().status == "done"

@@ -100,3 +100,12 @@ def test_a_distillation_lost_with_the_queue_is_read_by_the_inactive_sweep(app, a
     assert sweep(app.config) == [(conversation.id, "queued")]
     db.session.expire_all()
     assert db.session.get(DistillCheckpoint, conversation.id).distilled_through_seq == 3
+
+
+def test_jobs_refused_while_redis_was_down_are_queued_by_the_next_enqueue(
+        app, alex, searching, queue_down):
+    _, conversation, _ = ask(alex, "My parcel should go to the back door.")
+    assert vectors() == set()
+    queue_down.end()
+    ask(alex, "The espresso grinder arrived broken.", conversation)  # its job gets through
+    assert vectors() == {turn.id for turn in conversation.turns}  # no sweep needed

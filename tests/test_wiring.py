@@ -56,3 +56,14 @@ def test_the_worker_queue_is_the_file_nimbus_jobs_db_names(tmp_path):
 
 def test_the_worker_queue_is_redis_when_redis_url_is_set(tmp_path):
     assert worker_queue(tmp_path, REDIS_URL="redis://127.0.0.1:6379/15").startswith("RedisStorage")
+
+
+def test_the_worker_runs_behind_the_web_workers_for_the_cpu(tmp_path):
+    """Its jobs (a 60 MB import's parsing) yield the CPU to the replies people wait for."""
+    code = "import os\nbefore = os.nice(0)\nimport webapp.worker\nprint(before, os.nice(0))\n"
+    env = {**os.environ, "PYTHONPATH": ROOT, "DATABASE_URL": f"sqlite:///{tmp_path}/app.db"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, after = map(int, done.stdout.split()[-2:])
+    assert after == min(19, before + 10)

@@ -9,6 +9,7 @@ of times; enqueueing never raises into a chat request. A job that starts takes a
 minute's sweep queues the job again. Two workers never run the same job at once, and every job
 is idempotent (it brings some state up to date), so a job runs once in effect.
 """
+import collections
 import functools
 import hashlib
 import json
@@ -26,6 +27,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .hooks import JOBS, add  # name → task, so the sweep can queue a crashed job again
+from .security.refusals import redis_outages
 
 log = logging.getLogger(__name__)
 QUEUED = "queued again"  # the owner of a lease the sweep handed back to the queue
@@ -52,6 +54,7 @@ def init_app(app) -> None:
     huey.storage = huey.create_storage()
     app.extensions["huey"] = huey
     _apps[:] = [app]
+    _refused.clear()  # jobs an outage refused belong to the queue they were meant for
 
 
 def register_jobs(*tasks) -> None:
@@ -188,15 +191,53 @@ def enqueue(task, *args, **kwargs) -> None:
     """Queue a job; a queue that is down is logged, never raised into the chat. Without a
     worker (NIMBUS_JOBS_IMMEDIATE=1) the job runs on a thread of this process, so the reply that
     queued it ends first: run inline, a summary fold held the reply open for its whole model
-    call, and the composer refused new messages meanwhile. Tests run jobs inline, in order."""
+    call, and the composer refused new messages meanwhile. Tests run jobs inline, in order.
+    A job refused because Redis is down is kept here and queued again by the first enqueue
+    that gets through (the minute's sweeps find what a restarted worker forgot)."""
     try:
         if runs_beside_replies():
             threading.Thread(target=run_beside, args=(task, args, kwargs), daemon=True,
                              name=f"job {getattr(task, 'name', task)}").start()
             return
         task(*args, **kwargs)
+    except redis_outages() as error:
+        log.warning("could not enqueue %s: redis unavailable: %s", getattr(task, "name", task),
+                    error)
+        with _refused_lock:
+            _refused.append((task, args, kwargs))
+        return
     except Exception:
         log.exception("could not run or enqueue %s", getattr(task, "name", task))
+        return
+    if _refused:
+        queue_refused()
+
+
+REFUSED_KEPT = 1000  # jobs kept per process while Redis is down; older ones are left to the sweeps
+_refused: collections.deque = collections.deque(maxlen=REFUSED_KEPT)
+_refused_lock = threading.Lock()
+
+
+def queue_refused() -> int:
+    """Queue again the jobs an outage refused, oldest first, until one is refused again."""
+    queued = 0
+    while True:
+        with _refused_lock:
+            if not _refused:
+                break
+            task, args, kwargs = _refused.popleft()
+        try:
+            task(*args, **kwargs)
+        except redis_outages():
+            with _refused_lock:
+                _refused.appendleft((task, args, kwargs))
+            break
+        except Exception:
+            log.exception("could not enqueue %s again", getattr(task, "name", task))
+        queued += 1
+    if queued:
+        log.warning("queued %d jobs that Redis's outage had refused", queued)
+    return queued
 
 
 def runs_beside_replies() -> bool:

@@ -5,6 +5,7 @@ locks within seconds. Rows in the database by default (SQLite and PostgreSQL ali
 when REDIS_URL is set, as a fleet of web workers would use.
 """
 import functools
+import logging
 import secrets
 import threading
 import time
@@ -17,6 +18,9 @@ from sqlalchemy.exc import IntegrityError
 
 from .extensions import db
 from .models import Lock, utcnow
+from .security.refusals import redis_outages
+
+log = logging.getLogger(__name__)
 
 
 class LockBusy(RuntimeError):
@@ -82,6 +86,8 @@ def release(lease: Lease) -> None:
             lease.redis_lock.release()
         except redis.exceptions.LockError:  # the lease ran out: nothing left to release
             pass
+        except redis_outages() as error:  # Redis is down: the lock ends with its TTL, or with it
+            log.warning("could not release lock %s: redis unavailable: %s", lease.name, error)
         return
     db.session.rollback()  # the holder may leave mid-transaction; its work is already committed
     db.session.execute(delete(Lock).where(Lock.name == lease.name, Lock.owner == lease.owner))
@@ -100,9 +106,22 @@ def renew_all(leases: list[Lease]) -> None:
     for lease in leases:
         if lease.redis_lock is not None:
             try:
-                lease.redis_lock.reacquire()
-            except Exception:  # ran out while the worker was starved: take it back if free
-                lease.redis_lock.acquire(blocking=False, token=lease.owner)
+                renew_in_redis(lease)
+            except redis_outages() as error:
+                # Redis is down: the database's leases are renewed all the same (a turn's
+                # heartbeat row too, so no other worker takes it over), and the lock is taken
+                # back at the first beat after Redis returns (empty, if it restarted).
+                log.warning("could not renew lock %s: redis unavailable: %s", lease.name, error)
+
+
+def renew_in_redis(lease: Lease) -> None:
+    """Push a Redis lock's end out; one that ran out (a starved worker, a restarted Redis) is
+    taken back if nobody took it meanwhile."""
+    import redis
+    try:
+        lease.redis_lock.reacquire()
+    except redis.exceptions.LockError:
+        lease.redis_lock.acquire(blocking=False, token=lease.owner)
 
 
 @contextmanager

@@ -70,6 +70,15 @@ def start_app(env: dict, workers: int, folder: str) -> tuple:
     return process, port
 
 
+def start_worker(env: dict, folder: str) -> subprocess.Popen:
+    """The Huey consumer as scripts/serve.sh runs it."""
+    with open(os.path.join(folder, "worker.log"), "w") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "huey.bin.huey_consumer", "webapp.worker.huey", "--workers",
+             "2", "--worker-type", "thread"], cwd=ROOT, env=env, stdout=log,
+            stderr=subprocess.STDOUT)
+
+
 def worker_pids(master: int) -> list[int]:
     """The gunicorn workers: processes whose parent is the master."""
     pids = []
@@ -90,9 +99,11 @@ class Guest:
     def __init__(self, port: int, timeout: float = 120):
         self.port, self.timeout, self.cookies, self.token = port, timeout, {}, ""
 
-    def request(self, method: str, path: str, form: dict | None = None, headers: dict | None = None):
+    def request(self, method: str, path: str, form: dict | None = None, headers: dict | None = None,
+                body: bytes | None = None):
+        """Send a form (or a `body` of the headers' Content-Type) with the session's cookies."""
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
-        body = urlencode(form) if form is not None else None
+        body = urlencode(form) if form is not None else body
         cookie = "; ".join(f"{name}={value}" for name, value in self.cookies.items())
         sent = {"Cookie": cookie, "HX-Request": "true", "X-CSRFToken": self.token,
                 **({"Content-Type": "application/x-www-form-urlencoded"} if body else {}),

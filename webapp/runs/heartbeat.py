@@ -20,6 +20,7 @@ from ..llm import provider_for
 from ..local_time import named_zone
 from ..llm import assistant_message, final_answer, user_message
 from ..models import StopRequest, Turn, utcnow
+from ..security.refusals import redis_outages
 from .admission import RUNS_LOCK, is_busy, runs_of
 from .turn_runs import GAVE_UP, TurnRun, close_turn, start_run
 STOPPED_WAITING = "stopped while waiting on the model"
@@ -48,6 +49,9 @@ class Heartbeat:
                         last_beat = time.monotonic()
                         beat(runs)
                         take_over_stale(self.app)
+                except redis_outages() as error:  # the next beat tries again
+                    log.warning("the runs' heartbeat: redis unavailable: %s", error)
+                    db.session.rollback()
                 except Exception:  # a missed beat is retried at the next; leases outlive it
                     log.exception("the runs' heartbeat failed")
                     db.session.rollback()

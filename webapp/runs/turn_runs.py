@@ -21,6 +21,7 @@ from ..extensions import db
 from ..local_time import RUN_ZONE
 from ..llm import assistant_message
 from ..models import StopRequest, Turn, utcnow
+from ..security.refusals import redis_outages
 from ..storage import finish_turn
 from .admission import RUNS_LOCK, runs_of, slots_of
 
@@ -28,6 +29,7 @@ TAKEN_OVER = "taken over: the worker writing this reply stopped"
 GAVE_UP = "closed: taking over this reply failed every time"
 
 LOCK_POLL_SECONDS = 1.0  # how often a run waiting on another worker's run looks again
+OUTAGE_WAIT_SECONDS = 120.0  # how long a run waits for Redis's lock to answer, then fails
 log = logging.getLogger(__name__)
 
 
@@ -117,13 +119,22 @@ class TurnRun:
                 db.session.remove()
 
     def take_lease(self) -> locks.Lease | None:
-        """The conversation's lease once free; None once the turn was written elsewhere."""
+        """The conversation's lease once free; None once the turn was written elsewhere. While
+        Redis (its locks) is down the run waits for it, up to OUTAGE_WAIT_SECONDS: the stream
+        keeps its "still writing" beats, and the reply comes once Redis answers."""
         name = locks.conversation_lock_name(self.conversation_id)
+        outage_until = None
         while True:
             try:
                 return locks.acquire(name, wait=0)
             except locks.LockBusy:
                 pass
+            except redis_outages() as error:
+                if outage_until is None:
+                    log.warning("turn %s waits for redis: %s", self.turn_id, error)
+                    outage_until = time.monotonic() + OUTAGE_WAIT_SECONDS
+                elif time.monotonic() > outage_until:
+                    raise
             time.sleep(LOCK_POLL_SECONDS)
             outcome = db.session.scalar(select(Turn.outcome).where(Turn.id == self.turn_id))
             db.session.commit()

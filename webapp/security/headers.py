@@ -30,11 +30,18 @@ HEADERS = {
 HSTS = "max-age=31536000"  # sent only when cookies are Secure, i.e. the site is served over HTTPS
 
 
+def security_headers(config) -> dict:
+    """The headers every response carries under this config (gunicorn.conf.py adds them to
+    gunicorn's own refusals too)."""
+    headers = dict(HEADERS)
+    if config.get("SESSION_COOKIE_SECURE"):
+        headers["Strict-Transport-Security"] = HSTS
+    return headers
+
+
 def init_app(app) -> None:
     app.config["SESSION_COOKIE_HTTPONLY"] = True  # Flask's default, kept on whatever config says
-    headers = dict(HEADERS)
-    if app.config.get("SESSION_COOKIE_SECURE"):
-        headers["Strict-Transport-Security"] = HSTS
+    headers = security_headers(app.config)
 
     @app.after_request
     def add_security_headers(response):

@@ -8,7 +8,8 @@ import logging
 from flask import current_app, render_template, request, url_for
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from werkzeug.exceptions import BadRequest, HTTPException, RequestEntityTooLarge
+from werkzeug.exceptions import (BadRequest, HTTPException, RequestEntityTooLarge,
+                                 RequestURITooLarge)
 
 from ..extensions import db, htmx
 
@@ -93,3 +94,4 @@ def init_app(app) -> None:
         app.register_error_handler(outage, refuse_database_down)
     app.register_error_handler(BadRequest, refuse_http_error)
     app.register_error_handler(RequestEntityTooLarge, refuse_http_error)
+    app.register_error_handler(RequestURITooLarge, refuse_http_error)

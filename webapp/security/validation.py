@@ -12,7 +12,7 @@ import click
 
 from flask import Request, request
 from werkzeug.datastructures import ImmutableMultiDict
-from werkzeug.exceptions import BadRequest
+from werkzeug.exceptions import BadRequest, RequestURITooLarge
 from werkzeug.routing import IntegerConverter
 
 # What every id column holds: PostgreSQL's INTEGER is 32 bits (SQLite's would take 64).
@@ -22,6 +22,10 @@ NUL = "\x00"
 NUL_MESSAGE = ("Your text contains a NUL character (\\0), which cannot be stored. "
                "Remove it and send again.")
 UTF8_MESSAGE = "The request is not valid UTF-8 text. Send it again as UTF-8."
+# The longest request line (method, URL, version) answered here: gunicorn's own default. Its
+# limit in gunicorn.conf.py is twice this, so a longer URL gets this refusal, with the headers.
+MAX_REQUEST_LINE = 4094
+URL_MESSAGE = "That address is too long. Go back and follow a link instead."
 
 
 def bounded_int(value) -> int:
@@ -85,6 +89,8 @@ def length_problem(message: str, config) -> str | None:
 def check_request() -> None:
     """Refuse a request whose URL or form is not UTF-8, or that carries a NUL anywhere we read."""
     uri = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or ""
+    if len(request.method) + len(uri) + 10 > MAX_REQUEST_LINE:  # "GET /… HTTP/1.1"
+        raise RequestURITooLarge(URL_MESSAGE)
     try:
         unquote_to_bytes(uri).decode("utf-8")
         if request.mimetype == "application/x-www-form-urlencoded":

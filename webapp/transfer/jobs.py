@@ -11,6 +11,8 @@ every conversation). One left running without a sign of life for STALE_AFTER, or
 NEVER_STARTED (its job was lost with the queue), reads as failed; a sweep every ten minutes marks
 it so and deletes its files.
 """
+import ctypes
+import gc
 import logging
 import os
 import time
@@ -21,8 +23,10 @@ from flask import current_app
 
 from ..extensions import db
 from huey import crontab
+from huey.exceptions import RetryTask
 from sqlalchemy import or_, select
 
+from .. import locks
 from ..jobs import app_context, huey, job
 from ..models import Import, User, utcnow
 from ..plurals import plural
@@ -33,6 +37,10 @@ log = logging.getLogger(__name__)
 STALE_AFTER = timedelta(minutes=15)  # a running import not heard from this long has died
 NEVER_STARTED = timedelta(hours=6)  # a queued import no worker took this long: its job was lost
 SAVE_EVERY = 1.0  # seconds between progress writes while files are checked
+# An import holds its files' parsed records in memory (7 times a ChatGPT export's size, 20-odd
+# times a JSONL file of short records): one runs at a time, the next waits its turn in the queue.
+ONE_AT_A_TIME = "imports"
+WAIT_TURN = 15  # seconds before an import that found another running looks again
 
 
 def upload_folder() -> str:
@@ -121,7 +129,28 @@ class Progress:
 
 @job(retries=0)
 def import_job(import_id: str) -> str:
-    """Parse and store one upload (see the module's docstring); its status when it ends."""
+    """Parse and store one upload, one import at a time (see the module's docstring); its
+    status when it ends."""
+    try:
+        with locks.named_lock(ONE_AT_A_TIME, wait=0):
+            return run_import(import_id)
+    except locks.LockBusy:
+        raise RetryTask(delay=WAIT_TURN) from None
+    finally:
+        give_memory_back()
+
+
+def give_memory_back() -> None:
+    """Hand what a large import freed back to the system: glibc's allocator would keep it in
+    the worker for good."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the allocator keeps its own counsel
+        pass
+
+
+def run_import(import_id: str) -> str:
     record = db.session.get(Import, import_id)
     if record is None or record.status in ("done", "failed"):
         return record.status if record else "gone"
