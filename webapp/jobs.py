@@ -27,7 +27,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .hooks import JOBS, add  # name → task, so the sweep can queue a crashed job again
-from .security.refusals import redis_outages
+from .security import redis_outages
 
 log = logging.getLogger(__name__)
 QUEUED = "queued again"  # the owner of a lease the sweep handed back to the queue

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from .extensions import db
 from .models import Lock, utcnow
-from .security.refusals import redis_outages
+from .security import redis_outages
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from ..llm import provider_for
 from ..local_time import named_zone
 from ..llm import assistant_message, final_answer, user_message
 from ..models import StopRequest, Turn, utcnow
-from ..security.refusals import redis_outages
+from ..security import redis_outages
 from .admission import RUNS_LOCK, is_busy, runs_of
 from .turn_runs import GAVE_UP, TurnRun, close_turn, start_run
 STOPPED_WAITING = "stopped while waiting on the model"

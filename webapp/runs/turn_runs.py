@@ -21,7 +21,7 @@ from ..extensions import db
 from ..local_time import RUN_ZONE
 from ..llm import assistant_message
 from ..models import StopRequest, Turn, utcnow
-from ..security.refusals import redis_outages
+from ..security import redis_outages
 from ..storage import finish_turn
 from .admission import RUNS_LOCK, runs_of, slots_of
 

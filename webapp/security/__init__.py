@@ -10,13 +10,14 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .counters import counters as shared_counters
 from .limits import refuse_new_guest
-from .refusals import ERROR_SLOTS, refusal, refuse_http_error, wants_json
+from .refusals import ERROR_SLOTS, redis_outages, refusal, refuse_http_error, wants_json
 from .validation import (NUL_MESSAGE, UTF8_MESSAGE, bounded_int, has_nul, length_problem,
                          safe_next, whole_number)
 
 __all__ = ["ERROR_SLOTS", "NUL_MESSAGE", "UTF8_MESSAGE", "bounded_int", "has_nul",
-           "length_problem", "limit_writes", "guard_commands", "refusal", "refuse_http_error",
-           "refuse_new_guest", "safe_next", "shared_counters", "wants_json", "whole_number"]
+           "length_problem", "limit_writes", "guard_commands", "redis_outages", "refusal",
+           "refuse_http_error", "refuse_new_guest", "safe_next", "shared_counters", "wants_json",
+           "whole_number"]
 
 
 def init_app(app) -> None:
