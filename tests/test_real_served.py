@@ -20,7 +20,8 @@ from .fakes.recording_proxy import RecordingProxy
 from .test_provider_conformance import REFUND
 
 LEFT_OUT = "window cannot hold the tools' descriptions"
-SLACK = 1.5  # the background call's look at its lease (0.5 s), its cancel, a token or two
+SLACK = 2.0  # the background call's look at its lease (0.5 s), its cancel, a token or two,
+# the chat's own way from the POST to the server on a busy machine
 
 
 def start_real_server(folder: str, context: int) -> llama_server.LlamaServer:
@@ -91,9 +92,9 @@ def background_in_flight(proxy: RecordingProxy, within: float) -> bool:
     return False
 
 
-def send(guest, conversation: str | None, seq: int, message: str) -> tuple[str, float]:
-    """POST the message as the composer does, read its stream to `done`: (conversation, first
-    token's seconds after the POST)."""
+def send(guest, conversation: str | None, seq: int, message: str) -> tuple[str, float, float]:
+    """POST the message as the composer does, read its stream to `done`: (conversation, when it
+    was posted, its first token's seconds after that)."""
     posted = time.monotonic()
     path = f"/c/{conversation}/messages" if conversation else "/messages"
     status, headers, _ = guest.fetch("POST", path, form={"message": message})
@@ -103,7 +104,25 @@ def send(guest, conversation: str | None, seq: int, message: str) -> tuple[str, 
     for name, _ in guest.events(f"/c/{conversation}/turns/{seq}/stream"):
         if name == "token" and first is None:
             first = time.monotonic() - posted
-    return conversation, first
+    return conversation, posted, first
+
+
+def waits_behind_background(made: list[dict], posts: list[float]) -> list[tuple[float, float]]:
+    """(seconds the message waited for the slot, that background call's first token) for every
+    message a background call held the slot against: from the POST (or the call's arrival, if
+    later) until the call ended or the chat's own first bytes came, whichever first."""
+    now, found = time.monotonic(), []
+    for posted in posts:
+        chat = next((c for c in made if c["chat"] and c["arrived"] >= posted), None)
+        if chat is None:
+            continue
+        for job in made:
+            if not job["chat"] and job["arrived"] < chat["arrived"] and \
+                    (job["ended"] or now) > posted:
+                waited = min(job["ended"] or now, chat["first"] or now) - \
+                    max(posted, job["arrived"])
+                found.append((waited, (job["first"] or job["ended"] or now) - job["arrived"]))
+    return found
 
 
 def read(path: str) -> str:
@@ -114,25 +133,22 @@ def read(path: str) -> str:
 @pytest.mark.timeout(600)
 def test_the_seed_scenario_served_with_a_job_worker_on_one_slot(served):
     guest, proxy, database_url, folder, window = served
-    conversation, firsts = None, []
+    conversation, posts, firsts = None, [], []
     for seq, message in enumerate(REFUND):
         if seq:  # the title job (and the distiller) run in the worker after an answer
             background_in_flight(proxy, within=20)
-        conversation, first = send(guest, conversation, seq, message)
+        conversation, posted, first = send(guest, conversation, seq, message)
+        posts.append(posted)
         firsts.append(first)
     time.sleep(1)
     made = calls(proxy)
-    waits = []
-    for chat in (c for c in made if c["chat"]):
-        for job in (c for c in made if not c["chat"] and c["arrived"] < chat["arrived"]
-                    and (c["ended"] is None or c["ended"] > chat["arrived"])):
-            ended = min(job["ended"] or time.monotonic(), chat["first"] or time.monotonic())
-            waits.append((ended - chat["arrived"], (job["first"] or job["ended"]) - job["arrived"]))
+    waits = waits_behind_background(made, posts)
     print(f"\n{window} tokens: first tokens over HTTP {[round(f or -1, 1) for f in firsts]} s; "
           f"{sum(c['chat'] for c in made)} chat and {sum(not c['chat'] for c in made)} background "
           f"calls; chats behind a background call (waited, its first token): "
           f"{[(round(w, 1), round(b, 1)) for w, b in waits]}")
     zero = made[0]["arrived"] if made else 0
+    print("posted", [round(p - zero, 1) for p in posts])
     for c in made:  # the timeline: who had the slot when
         print("chat" if c["chat"] else "background", *(round(c[k] - zero, 1) if c[k] else None
                                                        for k in ("arrived", "first", "ended")))
@@ -150,7 +166,8 @@ def test_the_seed_scenario_served_with_a_job_worker_on_one_slot(served):
     assert ("window can't hold the tools' descriptions" in banner) is left_out, banner
     # Whether a background call is on the slot when a message is sent depends on the worker's
     # polling and the machine's load: the bound holds for every chat that met one (most runs
-    # meet one or two; the figures are printed above).
+    # meet one or two; the figures are printed above). A title is 24 tokens: short enough that
+    # the bound holds even without a chat's take-over of the slot (docs/operations.md).
     for waited, its_first in waits:
         assert waited <= its_first + SLACK, (waited, its_first)
     for call in made:
