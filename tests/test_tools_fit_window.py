@@ -69,3 +69,19 @@ def test_the_start_line_and_a_warning_say_the_tools_are_left_out(app, served, mo
     assert "no tools (the 1,024-token window cannot hold the tools' descriptions" in start
     assert any(level == logging.WARNING and "answering without tools" in text
                and "-c 2048" in text for level, text in said)
+
+
+
+def test_the_warning_names_a_window_that_holds_the_tools(app, served, monkeypatch, caplog):
+    """The real SmolLM2 counts the default tools (memory tools too) at 1,058 tokens: beside a
+    512-token reply, 2,048 tokens cannot hold them either, and the advice says so."""
+    monkeypatch.setenv("OPENAI_BASE_URL", app.config["OPENAI_BASE_URL"])
+    app.config.update(NIMBUS_CONTEXT_WINDOW=2048, NIMBUS_MEMORY_TOOLS=True)
+    from webapp.context import request
+    monkeypatch.setattr(request, "tool_tokens", lambda config, profile, specs: (1058, True))
+    request._WARNED.clear()
+    with caplog.at_level(logging.INFO):
+        announce(app, request.tools_left_out)
+    warning = next(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING
+                   and "answering without tools" in r.getMessage())
+    assert "the 2,048-token window cannot hold" in warning and "-c 4096 or more" in warning

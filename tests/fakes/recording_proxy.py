@@ -1,9 +1,11 @@
 """A recording proxy: Nimbus talks to it as to its server, it forwards every request unchanged to
 the server behind it (a fake or the real llama-server) and keeps what was asked, so a test reads
-exactly what the server received, probes included. Replies stream through as they come."""
+exactly what the server received, probes included. Replies stream through as they come, and
+each request's times are kept: when it came, when the server's first bytes came, when it ended."""
 import http.client
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -17,6 +19,8 @@ class RecordingProxy:
         target = urlsplit(target_base_url)
         self.host, self.port = target.hostname, target.port
         self.requests: list[tuple[str, str, dict | None]] = []
+        self.times: list[dict] = []  # beside `requests`: arrived, first (bytes), ended (monotonic)
+        self.lock = threading.Lock()
         self.httpd: ThreadingHTTPServer | None = None
 
     @property
@@ -58,7 +62,10 @@ class RecordingProxy:
                     parsed = json.loads(body) if body else None
                 except ValueError:
                     parsed = None
-                proxy.requests.append((self.command, self.path, parsed))
+                times = {"arrived": time.monotonic(), "first": None, "ended": None}
+                with proxy.lock:
+                    proxy.requests.append((self.command, self.path, parsed))
+                    proxy.times.append(times)
                 upstream = http.client.HTTPConnection(proxy.host, proxy.port, timeout=300)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
                 try:
@@ -66,6 +73,7 @@ class RecordingProxy:
                     response = upstream.getresponse()
                 except OSError:
                     self.send_error(502)
+                    times["ended"] = time.monotonic()
                     return
                 self.send_response(response.status)
                 for key, value in response.getheaders():
@@ -74,11 +82,13 @@ class RecordingProxy:
                 self.end_headers()
                 try:
                     while chunk := response.read1(65536):
+                        times["first"] = times["first"] or time.monotonic()
                         self.wfile.write(chunk)
                         self.wfile.flush()
-                except OSError:  # either side hung up: the reply ends here, as it would direct
+                except (OSError, http.client.HTTPException):  # a side hung up: the reply ends here
                     pass
                 finally:
+                    times["ended"] = time.monotonic()
                     upstream.close()
 
         return Handler

@@ -79,19 +79,24 @@ def tools_left_out(config, profile: Profile | None = None, conversation=None) ->
     conversation = conversation or DEFAULT_SHOP
     ratio = conversation.token_ratio or 1.0
     tools, counted = tool_tokens(config, profile, specs)
-    reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
-    needed = reserve + window // 20 + (tools if counted else round(tools * ratio)) + \
-        QUESTION_ROOM + sized(
+    max_output = config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024
+    rest = (tools if counted else round(tools * ratio)) + QUESTION_ROOM + sized(
         [{"role": "system", "content": system_prompt(conversation)}], ratio)
-    if needed <= window:
+
+    def holds(size: int) -> bool:  # the reply's room grows with the window, up to max_output
+        return Profile(profile.kind, profile.model, size).output_reserve(max_output) + \
+            size // 20 + rest <= size
+    if holds(window):
         return None
     reason = (f"the {window:,}-token window cannot hold the tools' descriptions (about "
               f"{tools:,} tokens) beside Nimbus's instructions, a message and a reply")
     if (window, tools) not in _WARNED:
         _WARNED.add((window, tools))
+        larger = next((2 ** n for n in range(11, 18) if 2 ** n > window and holds(2 ** n)), None)
         log.warning("provider %s: %s; answering without tools (start the server with a larger "
-                    "context, -c 2048 or more for llama-server, to give them back)",
-                    profile.label, reason)
+                    "context, %s, to give them back)", profile.label, reason,
+                    f"-c {larger} or more for llama-server" if larger else
+                    "or set fewer tools or a smaller NIMBUS_MAX_OUTPUT_TOKENS")
     return reason
 
 
