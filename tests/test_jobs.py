@@ -1,11 +1,13 @@
 """Background jobs hold a lease while they run: a job killed mid-run is queued again, once."""
+import logging
 import os
 import subprocess
 import sys
 from datetime import timedelta
 
 from webapp.extensions import db
-from webapp.jobs import requeue_crashed_jobs
+from webapp.jobs import huey, job, requeue_crashed_jobs
+from webapp.llm import GAVE_WAY, ProviderCancelled
 from webapp.models import JobRun, utcnow
 
 from .fakes.crash_job import noted_job
@@ -48,3 +50,25 @@ def test_a_finished_job_leaves_no_lease(app, tmp_path):
     noted_job(str(tmp_path / "notes"))
     assert (tmp_path / "notes").read_text() == "started\nfinished\n" * 2
     assert db.session.scalar(db.select(db.func.count()).select_from(JobRun)) == 0
+
+
+@job(retries=2, retry_delay=10)
+def gives_way_to_a_chat(notes: str):
+    with open(notes, "a") as out:
+        out.write("asked\n")
+    raise ProviderCancelled(GAVE_WAY)
+
+
+def test_a_job_that_gives_its_slot_to_a_chat_waits_without_using_a_retry_or_logging_an_error(
+        app, tmp_path, caplog):
+    notes = tmp_path / "notes"
+    task = gives_way_to_a_chat.s(str(notes))
+    with caplog.at_level(logging.INFO):
+        huey.execute(task)
+    assert notes.read_text() == "asked\n"
+    (again,) = [t for t in huey.scheduled() if t.id == task.id]
+    assert again.retries == 2  # still both retries left for real failures
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert any(GAVE_WAY in r.getMessage() and "runs again in 10 s" in r.getMessage()
+               for r in caplog.records)
+    huey.flush()

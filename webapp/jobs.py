@@ -22,6 +22,7 @@ from datetime import timedelta
 
 from flask import current_app, has_app_context
 from huey import Huey, crontab
+from huey.exceptions import RetryTask
 from huey.storage import RedisStorage, SqliteStorage
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
@@ -81,7 +82,17 @@ def job(retries: int = 2, retry_delay: int = 10, **task_options):
                 if not leased:
                     log.info("%s%s runs on another worker", func.__name__, args)
                     return None
-                return func(*args, **kwargs)
+                try:
+                    return func(*args, **kwargs)
+                except Exception as error:
+                    from .llm import GAVE_WAY
+                    if getattr(error, "reason", None) != GAVE_WAY:
+                        raise
+                    # Chats first (llm/slot_leases.py): giving way is no failure, so it neither
+                    # uses up a retry nor logs a traceback; the job waits for a quieter slot.
+                    log.info("%s%s %s; it runs again in %d s", func.__name__, args, GAVE_WAY,
+                             retry_delay)
+                    raise RetryTask(delay=retry_delay) from None
         return task
     return wrap
 

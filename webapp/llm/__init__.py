@@ -6,8 +6,8 @@ server_counts.py the tokens a server counted, valid_text.py what text may be sto
 openai_provider.py and offline.py (with offline_*.py) the two providers. Other packages import
 what is named below; nothing else (tests/test_layers.py holds the rule).
 """
-from .base import (ChatProvider, ContextTooLong, ProviderBusy, ProviderCancelled, ProviderError,
-                   Reply, ToolCall)
+from .base import (GAVE_WAY, ChatProvider, ContextTooLong, ProviderBusy, ProviderCancelled,
+                   ProviderError, Reply, ToolCall)
 from .messages import (ROLES, as_sent, assistant_message, close_open_tool_calls, compact_turn,
                        final_answer, notice_message, tool_message, user_message)
 from .offline import OfflineModel
@@ -17,8 +17,8 @@ from .server_counts import tool_tokens
 from .tokens import calibrated_ratio, estimate_messages, estimate_text
 from .valid_text import valid_stream, valid_text as storable_text  # the module's name is taken
 
-__all__ = ["ChatProvider", "ContextTooLong", "FACT_PATTERNS", "OfflineModel", "Profile",
-           "ProviderBusy", "ProviderCancelled", "ProviderError", "ROLES", "Reply", "SENTENCE_END",
+__all__ = ["ChatProvider", "ContextTooLong", "FACT_PATTERNS", "GAVE_WAY", "OfflineModel",
+           "Profile", "ProviderBusy", "ProviderCancelled", "ProviderError", "ROLES", "Reply", "SENTENCE_END",
            "ToolCall", "announce", "as_sent", "assistant_message", "calibrated_ratio",
            "close_open_tool_calls", "compact_turn", "estimate_messages", "estimate_text",
            "final_answer", "get_provider", "is_offline", "learn_window", "notice_message",

@@ -27,6 +27,9 @@ class ProviderBusy(ProviderError):
         self.retry_after = retry_after
 
 
+GAVE_WAY = "gave its slot to a chat"  # why a background call ended: a chat took its slot
+
+
 class ProviderCancelled(ProviderError):
     """The call was ended on our side: Stop ("stopped"), or one of its deadlines passed."""
 

@@ -29,8 +29,8 @@ from typing import Iterator
 import httpx2
 import openai
 
-from .base import (ChatProvider, ContextTooLong, ProviderBusy, ProviderCancelled, ProviderError,
-                   Reply, ToolCall)
+from .base import (GAVE_WAY, ChatProvider, ContextTooLong, ProviderBusy, ProviderCancelled,
+                   ProviderError, Reply, ToolCall)
 from .calls import OVERRUN, WATCHDOG, Call, slot_for
 
 log = logging.getLogger(__name__)
@@ -186,7 +186,7 @@ class OpenAIProvider(ChatProvider):
     def give_up_slot(self, thread_id: int) -> None:
         """A chat waits for this background call's slot: end the call now."""
         self.preempted.add(thread_id)
-        self.cancel(thread_id, "gave its slot to a chat")
+        self.cancel(thread_id, GAVE_WAY)
 
     def cancel(self, thread_id: int | None = None, reason: str = "stopped") -> None:
         """End the call that thread is reading now (Stop): its socket is shut at once."""
@@ -257,7 +257,7 @@ class OpenAIProvider(ChatProvider):
             call = Call(self.whole_deadline(max_tokens))
         self._calls[threading.get_ident()] = call
         if threading.get_ident() in self.preempted:
-            call.cancel("gave its slot to a chat")
+            call.cancel(GAVE_WAY)
         WATCHDOG.watch(call.first_token_at, call)
         return call
 
