@@ -8,7 +8,6 @@ background call never cuts a chat. scripts/test.sh installs the real server unle
 NIMBUS_REAL_SERVER=0; without one the real cases skip, saying why, except with CI or
 NIMBUS_REAL_SERVER=1 set, where they fail instead.
 """
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -36,14 +35,7 @@ KNOWN_TOOLS = {"lookup_order", "check_refund_eligibility", "create_support_ticke
 @pytest.fixture(scope="session")
 def real_server(tmp_path_factory):
     """A llama-server for the whole session, or a skip (a failure when required) saying why."""
-    if os.environ.get("NIMBUS_REAL_SERVER") == "0":
-        pytest.skip("NIMBUS_REAL_SERVER=0 leaves the real server out")
-    reason = llama_server.missing()
-    if reason:
-        if os.environ.get("NIMBUS_REAL_SERVER") == "1" or (
-                os.environ.get("CI") and os.environ.get("NIMBUS_REAL_SERVER") != "0"):
-            pytest.fail(f"CI and NIMBUS_REAL_SERVER=1 need the real server: {reason}")
-        pytest.skip(reason)
+    llama_server.skip_unless_installed()
     server = llama_server.LlamaServer(str(tmp_path_factory.mktemp("llama") / "server.log"))
     server.start()
     yield server

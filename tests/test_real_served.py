@@ -26,13 +26,7 @@ SLACK = 2.0  # the background call's look at its lease (0.5 s), its cancel, a to
 
 def start_real_server(folder: str, context: int) -> llama_server.LlamaServer:
     """llama-server with one slot, or a skip (a failure when required) saying why."""
-    if os.environ.get("NIMBUS_REAL_SERVER") == "0":
-        pytest.skip("NIMBUS_REAL_SERVER=0 leaves the real server out")
-    reason = llama_server.missing()
-    if reason:
-        if os.environ.get("NIMBUS_REAL_SERVER") == "1" or os.environ.get("CI"):
-            pytest.fail(f"CI and NIMBUS_REAL_SERVER=1 need the real server: {reason}")
-        pytest.skip(reason)
+    llama_server.skip_unless_installed()
     return llama_server.LlamaServer(os.path.join(folder, "llama.log"), context=context,
                                     slots=1).start()
 
