@@ -39,21 +39,29 @@ class Indexed:
     token_column: tuple = ("", "")
     matched: Callable | None = None  # `scoped` for the rows the index found (default: scoped)
     ranged: Callable | None = None  # `scoped` for a range of ids, the newest (default: scoped)
+    # PostgreSQL: the words each row keeps (a tsvector column) and `scoped` for a walk of the
+    # scope's rows newest first on an index, testing each row's kept words (see walks).
+    kept_words: object = None
+    walked: Callable | None = None
 
-    def scope_hits(self, statement):
-        return (self.matched or self.scoped)(statement)
+    def scope_hits(self, statement, walk: bool = False):
+        return (self.walked if walk else self.matched or self.scoped)(statement)
 
     def form_of(self, *what) -> tuple | None:
         return None if self.form is None else (self.fts_name, *self.form, *what)
 
 
-def holding(indexed: Indexed, statement, name: str):
+def holding(indexed: Indexed, statement, name: str, walk: bool = False):
     """`statement` narrowed to rows holding the word bound as `name` (see word_value), the index
     driving, and with scope tokens only the scope's: SQLite walks the word's FTS5 entries merged
     with the scope's newest first, so a LIMIT stops it early. PostgreSQL finds them in its GIN
     index (its fast scan skipping the word's postings to the scope's) and sorts them: ordered by
     -id, which no index offers, since walking the primary key newest first computed each row's
-    tsvector (a second and more per search over 10,000 turns)."""
+    tsvector (a second and more per search over 10,000 turns). With `walk` (word_walks.py), the
+    scope's newest rows are read instead (Indexed.walked) and each tested on its kept words."""
+    if walk:  # only above an id (see word_walks.py): whatever the plan, it reads no more
+        return statement.where(indexed.id > bindparam("above"), indexed.kept_words.op("@@")(
+            func.plainto_tsquery(literal_column("'english'"), bindparam(name)))), indexed.id.desc()
     if is_postgresql():
         vector = indexed.vector if indexed.vector is not None else func.to_tsvector(
             literal_column("'english'"), indexed.text)
@@ -93,10 +101,10 @@ def scope_values(indexed: Indexed) -> dict:
             "scope_tokens": tokens}
 
 
-def newest_holding(indexed: Indexed, base, name: str, limit: int):
+def newest_holding(indexed: Indexed, base, name: str, limit: int, walk: bool = False):
     """`base` (ids) of the scope's rows holding the word bound as `name`, newest first."""
-    rows, order = holding(indexed, base, name)
-    return indexed.scope_hits(rows).order_by(order).limit(limit)
+    rows, order = holding(indexed, base, name, walk)
+    return indexed.scope_hits(rows, walk).order_by(order).limit(limit)
 
 
 def newest_of(indexed: Indexed, columns, limit, *where):
@@ -131,7 +139,8 @@ def count_of(limited):
 def keep(found: dict, result) -> None:
     """Each new row, by id, as the database gave it. Rows are read by position where hundreds
     are read per search (see Indexed.columns): a Row's named access costs about a microsecond."""
-    for row in result.fetchall():  # one call for all rows, not one Python-level call per row
+    rows = result if isinstance(result, list) else result.fetchall()  # one call, not one a row
+    for row in rows:
         if row[0] not in found:
             found[row[0]] = row
 

@@ -6,7 +6,9 @@ filled in by the database on insert), a memory with its scope token (tenant, wha
 whom it applies to; see scope_token). SQLite matches the token in its own FTS5 column beside the
 words; PostgreSQL holds it as a lexeme no text can make (it has a space) in the same GIN index,
 whose fast scan skips a common word's postings to the scope's; new rows go straight into it (no
-pending list, which every search read whole first: 1.5 to 6 ms a word at a million turns). The
+pending list, which every search read whole first: 1.5 to 6 ms a word at a million turns). A
+turn also keeps its words as a column (search_words) beside ix_turns_owner_newest, so a word held
+by many of a busy person's turns is found among their newest (word_walks.py). The
 indexes are created next to the tables (idempotent, so an existing database gains them on the
 next `init-db`) and kept current by the database itself: triggers, or the GIN expression index.
 """
@@ -27,6 +29,11 @@ POSTGRES_TURN_VECTOR = ("(to_tsvector('english', {t}question || ' ' || {t}answer
                         "array_to_tsvector(ARRAY['owner ' || coalesce({t}owner_id, 0)::text]))")
 POSTGRES_MEMORY_VECTOR = ("(to_tsvector('english', {t}content) || "
                           f"array_to_tsvector(ARRAY['scope ' || {POSTGRES_SCOPE_TOKEN}]))")
+# A turn's words kept in the row (PostgreSQL), for walking a person's turns newest first on
+# ix_turns_owner_newest and testing each for a word without computing its tsvector: the same
+# lexemes as the GIN index's, less positions (a one-word query never needs them).
+POSTGRES_TURN_WORDS = "strip(to_tsvector('english', question || ' ' || answer))"
+POSTGRES_OWNER = "coalesce({t}owner_id, 0)"  # as the walk's index holds it (see keyword_tables)
 SCOPE_COLUMNS = "content, tenant_id, memorable_type, memorable_id, subject_id"
 OWNER_OF = "(SELECT user_id FROM conversations WHERE id = new.conversation_id)"
 
@@ -82,6 +89,10 @@ POSTGRES_DDL = [
     f"USING gin ({POSTGRES_MEMORY_VECTOR.format(t='')}) WITH (fastupdate = off)",
     f"CREATE INDEX IF NOT EXISTS ix_turns_fulltext ON turns USING gin ({POSTGRES_TURN_VECTOR.format(t='')}) "
     "WITH (fastupdate = off)",
+    # Migration 0042: a word common in a person's turns is found by walking them newest first.
+    "ALTER TABLE turns ADD COLUMN IF NOT EXISTS search_words tsvector "
+    f"GENERATED ALWAYS AS ({POSTGRES_TURN_WORDS}) STORED",
+    f"CREATE INDEX IF NOT EXISTS ix_turns_owner_newest ON turns (({POSTGRES_OWNER.format(t='')}), id)",
     # Written directly (migration 0041): with a pending list, every search read all of it first.
     *(f"ALTER INDEX {name} SET (fastupdate = off)" for name in ("ix_memories_fulltext",
                                                                "ix_turns_fulltext")),

@@ -17,6 +17,7 @@ from .index_queries import (Indexed, count_of, date_values, holding, keep, newes
 from .keyword_tables import memories_indexed, turns_indexed
 from .scope_counts import row_count
 from .statements import built, read
+from .word_walks import newest_walked, walks
 
 STOPWORDS = set("""a an the is are was were be been am i me my we our you your it its to of in on
 for and or but with what which who whom how when where why do does did can could would should will
@@ -48,7 +49,7 @@ def scored(indexed: Indexed, query: str, limit: int, text_of) -> tuple[dict[int,
     stats = statistics(indexed, words, ranges)
     words = [w for w in words if stats.holding.get(w)]
     dated = ranges if stats.on_date else []
-    rows = candidates(indexed, words, dated, limit, stats.holding)
+    rows = candidates(indexed, words, dated, limit, stats.holding, stats.rows)
     pool = [Candidate(row[0], text_of(row), bool(row[-1]) if dated else False) for row in rows]
     return bm25_scores(words, stats, pool), {row[0]: row for row in rows}
 
@@ -114,19 +115,20 @@ def beyond_the_cap(indexed: Indexed, full: list[int], total: int, asked: dict) -
 
 
 def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
-               held: dict[str, int] | None = None) -> list:
+               held: dict[str, int] | None = None, rows: int = 0) -> list:
     """Rows of the scope holding a query word, the rarest word's first and each word's newest
     first, `limit` in all; then rows on the named dates (newest first): each as (id, *text
     parts, ..., and on_date when the question names dates: whether the row falls on one, decided
     by the database as it counts them, since parsing each date in Python cost more than reading
-    the row). Each query stops at its limit, whatever the size of the scope."""
+    the row). Each query stops at its limit, whatever the size of the scope; a word held by
+    many of the scope's `rows` is found by walking them newest first (index_queries.walks)."""
     columns = (*indexed.columns, on_dates(indexed, len(ranges)).label("on_date")
                ) if ranges else indexed.columns
     dated = {**date_values(ranges), **scope_values(indexed)}
 
-    def holding_the_word():
-        statement, newest_first = holding(indexed, select(*columns), "word")
-        return (indexed.joined(indexed.scope_hits(statement)).order_by(newest_first)
+    def holding_the_word(walk: bool):
+        statement, newest_first = holding(indexed, select(*columns), "word", walk)
+        return (indexed.joined(indexed.scope_hits(statement, walk)).order_by(newest_first)
                 .limit(bindparam("row_limit")))
 
     def on_the_dates():
@@ -136,8 +138,14 @@ def candidates(indexed: Indexed, words: list[str], ranges, limit: int,
     for word in sorted(words, key=lambda w: (held or {}).get(w, 0)):
         if len(found) >= limit:
             break
-        keep(found, read(built(indexed.form_of("candidates", len(ranges)), holding_the_word), {
-            **indexed.values, **dated, "word": word_value(indexed, word), "row_limit": limit - len(found)}))
+        count, wanted = (held or {}).get(word, 0), limit - len(found)
+        values = {**indexed.values, **dated, "word": word_value(indexed, word),
+                  "row_limit": wanted}
+        walked = newest_walked(indexed, count, wanted, built(indexed.form_of(
+            "candidates", len(ranges), "walked"), lambda: holding_the_word(True)), values
+        ) if walks(indexed, count, rows, wanted) else None
+        keep(found, walked if walked is not None else read(built(indexed.form_of(
+            "candidates", len(ranges)), lambda: holding_the_word(False)), values))
     if ranges:
         keep(found, read(built(indexed.form_of("on dates", len(ranges)), on_the_dates), {
             **indexed.values, **dated, "row_limit": limit}))
