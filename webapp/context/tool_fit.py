@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from ..hooks import system_prompt, tool_specs
-from ..llm import Profile, profile_for, tool_tokens
+from ..llm import Profile, estimate_tools, profile_for, tool_tokens
 from .plans import sized
 
 # Tokens set aside for the question, before it is known: a page shows the next request before
@@ -85,9 +85,13 @@ def fit_tools(config, profile: Profile | None = None, conversation=None,
     max_output = config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024
     rest = QUESTION_ROOM + sized([{"role": "system", "content": system_prompt(conversation)}],
                                  ratio)
+    # A server that did not count every spec is not asked again for each smaller set (a page
+    # would wait on each probe's timeout): the rest are estimated too.
+    count = tool_tokens if tool_tokens(config, profile, specs)[1] else \
+        (lambda config, profile, kept: (estimate_tools(kept), False))
 
     def holds(size: int, kept: list[dict]) -> tuple[bool, int, bool]:
-        tokens, counted = tool_tokens(config, profile, kept)  # the reply's room grows with size
+        tokens, counted = count(config, profile, kept)  # the reply's room grows with size
         reserve = Profile(profile.kind, profile.model, size).output_reserve(max_output)
         return (reserve + size // 20 + rest + (tokens if counted else round(tokens * ratio))
                 <= size, tokens, counted)
