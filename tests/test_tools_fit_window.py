@@ -19,6 +19,7 @@ from .fakes.compat_servers import CompatServer
 from .fakes.recording_proxy import RecordingProxy
 from .fakes.scripted_model import ScriptedModel
 from .support import ask, guest_user, use_provider
+from .test_provider_conformance import real_server  # noqa: F401  the same start-or-skip
 
 SHOP = ["lookup_order", "list_orders", "check_refund_eligibility", "create_support_ticket",
         "list_tickets", "search_help_center"]
@@ -163,3 +164,25 @@ def test_the_warning_names_a_window_that_holds_every_tool(app, served, monkeypat
                    and "left out" in r.getMessage())
     assert "search_history left out: the 2,048-token window holds 8 of 9 tools" in warning
     assert "-c 4096 or more" in warning
+
+
+@pytest.mark.timeout(300)
+def test_a_real_llama_server_at_2048_tokens_gets_the_shop_tools(app, guest,
+                                                              real_server):  # noqa: F811
+    """On the defaults (memory tools on, a 512-token reply) SmolLM2's Hermes template counts the
+    nine specs too large for 2,048 tokens: search_history goes first, the shop's tools stay,
+    and the request carries exactly the tools the viewer names."""
+    profile.forget()
+    _SLOTS.clear()
+    with RecordingProxy(real_server.base_url) as proxy:
+        app.config.update(OPENAI_BASE_URL=proxy.base_url, OPENAI_API_KEY="test",
+                          NIMBUS_MODEL=real_server.model_name, NIMBUS_CONTEXT_WINDOW=2048,
+                          NIMBUS_PROVIDER_TIMEOUT=120.0)
+        fit = tool_fit.fit_tools(app.config)
+        assert set(SHOP) <= set(fit.names) and fit.left_out[:1] == ["search_history"], fit
+        _, conversation, _ = ask(guest_user(guest), "Hello", provider=get_provider(app.config))
+        assert tools_of(proxy.chat_requests()[0]) == fit.names
+        manifest = Turn.query.filter_by(conversation_id=conversation.id).one().manifest
+        assert manifest["tools"] == fit.names
+    profile.forget()
+    _SLOTS.clear()
