@@ -9,6 +9,7 @@ from webapp.context.summary import jobs as summary_jobs
 from webapp.context.summary.models import ConversationSummary
 from webapp.context.summary.room import MIN_ROOM, summary_room
 from webapp.extensions import db
+from webapp.models import Turn
 from webapp.storage import create_conversation
 
 from .fakes.compat_servers import CompatServer, count_tokens
@@ -103,3 +104,26 @@ def test_a_fold_that_moves_nothing_on_does_not_queue_itself_again(app, alex, mon
                         lambda *args, **kwargs: runs.append(1) or (None, False))
     summary_jobs.fold_summary(conversation.id)  # inline queue: a second round would run at once
     assert runs == [1]
+
+
+@pytest.mark.parametrize("room", [True, False])
+def test_a_fold_is_queued_only_where_the_window_has_room_for_a_summary(app, guest, monkeypatch,
+                                                                       room):
+    """Turns wait to be folded either way; where no request could carry a summary, a fold
+    would read them and write nothing, so none is queued."""
+    conversation = summarized_conversation(guest)
+    summary = db.session.query(ConversationSummary).filter_by(
+        conversation_id=conversation.id).one()
+    summary.through_seq = 0
+    db.session.commit()
+    for window in range(2048, 1024, -16):  # 2,048 has room; the largest window without it
+        app.config["NIMBUS_CONTEXT_WINDOW"] = window
+        if room or summary_room(fitted_policy(conversation, app.config)) < MIN_ROOM:
+            break
+    assert (summary_room(fitted_policy(conversation, app.config)) >= MIN_ROOM) is room
+    assert summary_jobs.turns_waiting(conversation, app.config) > 0
+    queued = []
+    monkeypatch.setattr(summary_jobs, "enqueue", lambda job, *args: queued.append(args))
+    newest = Turn.query.filter_by(conversation_id=conversation.id).order_by(Turn.seq.desc())
+    summary_jobs.queue_summary(newest.first(), None)
+    assert queued == ([(conversation.id,)] if room else [])

@@ -103,10 +103,12 @@ def test_the_viewer_reports_the_request_the_provider_receives(app, guest, server
     count = f"{len(received)} earlier turn{'s' if len(received) != 1 else ''}"
     assert (count if received else "none of this conversation's earlier turns") \
         in shown["page_sentence"], shown["page_sentence"]
-    if window == 1100:  # the specs, the prompt and the reply's room leave no room for a message
-        assert "tools" not in sent and shown["window"]["tool_tokens"] == 0
-    else:
-        assert sent["tools"], "the tools are offered, and their room was planned for"
+    sent_tools = [t["function"]["name"] for t in sent.get("tools") or []]
+    assert shown["window"]["tools"] == sent_tools, "the viewer names the tools that were sent"
+    assert sent_tools, "tools are offered, and their room was planned for"
+    if window == 1100:  # the window holds some of the tools: the memory tools go first
+        assert "search_history" not in sent_tools and "lookup_order" in sent_tools
+        assert shown["window"]["tools_left_out"][0] == "search_history"
     assert shown["window"]["window"] == window
     if window in (1100, 2048):
         assert shown["window"]["binds"], "the window is smaller than the plan"

@@ -77,6 +77,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     cli.init_app(app)
     security.guard_commands(app)  # no NUL in any command's arguments
     from .llm import announce
-    from .context import tools_left_out
-    announce(app, tools_left_out)  # which provider and model answer, in the log (and what is wrong with them)
+    from .context import fit_tools
+    announce(app, fit_tools)  # which provider and model answer, in the log (and what is wrong with them)
     return app

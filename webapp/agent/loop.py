@@ -16,15 +16,15 @@ from flask import current_app
 
 from ..plurals import plural
 from ..llm import (Reply, assistant_message, calibrated_ratio, close_open_tool_calls,
-                   estimate_messages, notice_message, profile_for, tool_message, tool_tokens)
-from ..context import plan_request, tools_left_out, ManifestRecorder
+                   estimate_messages, notice_message, profile_for, tool_message)
+from ..context import fit_tools, plan_request, ManifestRecorder
 from .. import tracing
 from ..extensions import db
 from ..hooks import AFTER_TURN  # (turn, plan) once a turn is saved; filled by memories, context
 from ..storage import checkpoint_turn, finish_turn
 from . import approval
 from .model_call import CUT_MARK, FALLBACK_ERROR, call_model  # noqa: F401 (callers read them here)
-from .tools import REGISTRY, ToolContext, run_tool, tools_for
+from .tools import REGISTRY, ToolContext, run_tool
 
 FALLBACK_STEPS = ("Sorry, this is taking more steps than I expected. "
                   "Please contact our support team and they'll sort it out.")
@@ -125,20 +125,20 @@ class TurnState:
     def planned(self, budget_cap=None):
         """The one planner: the viewer shows what it returns."""
         return plan_request(self.turn.conversation, self.config, before_seq=self.turn.seq,
-                            question=self.messages, profile=self.profile, specs=self.specs,
+                            question=self.messages, profile=self.profile, tools=self.fit,
                             budget_cap=budget_cap)
 
     def plan_turn(self) -> AgentEvent:
         """Plan the request, and say what it loaded."""
         conversation, config = self.turn.conversation, self.config
-        # A model whose template cannot carry tools gets none, and none are counted; so does
-        # one whose window cannot hold them beside the prompt, a message and a reply.
+        # A model whose template cannot carry tools gets none, and none are counted; one whose
+        # window cannot hold them all gets those it holds (fit_tools: the viewer shows the same).
         self.profile = profile_for(config)
-        self.specs = [t.spec() for t in tools_for(config)] if self.provider.supports_tools and \
-            not tools_left_out(config, self.profile, conversation) else []
+        self.fit = fit_tools(config, self.profile, conversation, self.provider.supports_tools)
+        self.specs = self.fit.specs
         reserve = self.profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
         # Counted by the server where it can (llama.cpp), so calibration subtracts what it sent.
-        self.tool_tokens = tool_tokens(config, self.profile, self.specs)[0]
+        self.tool_tokens = self.fit.tokens
         self.options = {"max_tokens": reserve} if self.provider.takes_options else {}
         self.plan = self.planned()
         self.manifest = ManifestRecorder(self.plan, conversation.id)  # what each call receives
@@ -249,7 +249,9 @@ def run_tools(state: TurnState, reply: Reply, step: int):
         started, span = time.monotonic(), state.spans.tool(call)
         refused = approval.check(REGISTRY.get(call.name), state.tools, state.question,
                                  call.arguments)
-        if state.calls_seen[key] > state.config["NIMBUS_MAX_REPEAT_CALLS"]:
+        if call.name in state.fit.left_out:  # the model was not offered it: nothing runs
+            result = {"error": f"Unknown tool: {call.name}"}
+        elif state.calls_seen[key] > state.config["NIMBUS_MAX_REPEAT_CALLS"]:
             result = {"error": REPEATED_CALL}
         elif refused is not None:  # a write nobody asked for: the chat asks them
             result = refused

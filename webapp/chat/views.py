@@ -11,8 +11,9 @@ from ..extensions import htmx
 from ..agent import assistant_name_of
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
+from ..models import Conversation
 from ..security import ERROR_SLOTS, refusal as page_refusal, wants_json, length_problem
-from ..context import tools_left_out, window_problem
+from ..context import fit_tools, window_problem
 from ..runs import (admit, close_if_abandoned, is_busy, request_stop, run_for, wait_until_saved,
                     was_recovered)
 from .provider_state import last_failure
@@ -53,9 +54,16 @@ def shown_profile(app):
 def chat_context():
     return {"offline_model": lambda: is_offline(current_app),
             "provider_profile": lambda: shown_profile(current_app),
-            "tools_left_out": lambda profile: tools_left_out(current_app.config, profile),
+            "tool_fit": banner_tool_fit,
             "tool_steps": steps_of, "suggestions": SUGGESTIONS, "assistant_name": assistant_name,
             "was_recovered": was_recovered, "provider_failure": last_failure}
+
+
+def banner_tool_fit(profile, conversation=None):
+    """The tools the banner's window holds: fitted to the open conversation, as its next request
+    is (its prompt, its learnt token ratio), else to the shop's default prompt."""
+    return fit_tools(current_app.config, profile,
+                     conversation if isinstance(conversation, Conversation) else None)
 
 
 def assistant_name() -> str:

@@ -5,6 +5,7 @@ policy and what a plan holds), `strategies.py` (the table of strategies; how eac
 `tail.py` (the newest-first read), `pins.py` (turns pinned or left out from the chat),
 `manifest.py` (what a request sent), and `summary/` (the rolling summary: its table, its section, the fold, its job, the offline summarizer).
 `request.py` plans the next request (the one planner the loop and every view call),
+`tool_fit.py` decides which tools it carries (as many as the window holds),
 `fate_runs.py` groups turns by fate for the CLI, `hints.py` spares lookups that would find
 nothing. Other packages import what is named below, or the tables (summary/models.py); nothing
 else (tests/test_layers.py holds the rule).
@@ -16,8 +17,9 @@ from .manifest import (ManifestRecorder, memories_sent, memory_count, messages_h
                        text_hash)
 from .pins import MarkError, set_mark
 from .plans import EXCLUDED, WORDS_MAY_REMAIN
-from .request import plan_request, tools_left_out, window_problem
+from .request import plan_request, window_problem
 from .summary.fold import STYLES, Said
+from .tool_fit import ToolFit, fit_tools
 from .summary.jobs import RETRY_DELAY, fold_due, fold_summary, queue_summary
 from .summary.section import cached_summary, refresh_summary, style_of
 from .hints import listen as listen_for_hints, memories_may_apply  # last: it reads memories' table
@@ -27,7 +29,7 @@ __all__ = ["COMPACTED", "EXCLUDED", "FULL", "KEPT", "RETRY_DELAY", "STRATEGIES",
            "MarkError", "Policy", "Said", "Section", "cached_summary", "fate_lines", "fold_due",
            "fold_summary", "listen_for_hints", "memories_may_apply", "memories_sent",
            "memory_count", "messages_hash", "plan_request", "queue_summary", "refresh_summary",
-           "set_mark", "sized", "store_texts", "style_of", "text_hash", "tools_left_out",
+           "set_mark", "sized", "store_texts", "style_of", "text_hash", "ToolFit", "fit_tools",
            "window_problem"]
 
 

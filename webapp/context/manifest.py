@@ -83,6 +83,10 @@ class ManifestRecorder:
         self.older = list(plan.history.fate_of_older(fates[0].seq - 1)) if fates and fates[0].seq else None
         # Pinned and left-out turns, at any age: what the chat's notes compare turn to turn.
         self.marks = [[f.seq, f.fate, f.reason] for _, f in sorted(plan.history.marks.items())]
+        # The tools the request carried, by name, and those its window left out (fit_tools).
+        shape = getattr(plan, "shape", None)
+        self.tools = {"tools": shape.tools, **({"tools_left_out": shape.tools_left_out}
+                                               if shape.tools_left_out else {})} if shape else {}
 
     def call(self, turn_messages: list[dict], tool_tokens: int = 0) -> None:
         """A model call is about to receive the plan's messages plus these of the turn itself,
@@ -112,7 +116,8 @@ class ManifestRecorder:
         return {"version": VERSION, "ratio": self.plan.ratio, "strategy": self.plan.policy.strategy,
                 "budget": self.plan.policy.budget, "history_budget": self.plan.policy.history_budget,
                 "sections": self.sections, "fates": self.fates, "older": self.older,
-                **({"marks": self.marks} if self.marks else {}), "calls": self.calls}
+                **({"marks": self.marks} if self.marks else {}), **self.tools,
+                "calls": self.calls}
 
     def store_texts(self) -> None:
         """Keep each text once per conversation (a second worker storing the same is harmless)."""

@@ -4,25 +4,14 @@
 the viewer, the chat's gauge, compare and `flask show --context` show the same plan, so what a
 person reads about the next request is what the provider receives (docs/context.md).
 """
-import logging
-from dataclasses import dataclass
-from types import SimpleNamespace
+from dataclasses import dataclass, field
 
-from ..hooks import system_prompt, tool_specs
-from ..llm import user_message, Profile, profile_for, tool_tokens, estimate_messages
+from ..hooks import system_prompt
+from ..llm import user_message, Profile, profile_for, estimate_messages
 from .assemble import assemble
 from .plans import Allotment, ContextPlan, Policy, sized
+from .tool_fit import QUESTION_ROOM, ToolFit, fit_tools
 from .window import cut, fit, history_room, room_for_plan
-
-# Tokens set aside for the question, before it is known: a page shows the next request before
-# anybody asks it, so any question up to this size gets exactly the plan the page showed. A small
-# window sets aside less (a sixty-fourth of it), so it keeps its history and memories.
-QUESTION_ROOM = 128
-# The conversation whose system prompt is measured where none is at hand (start line, banner).
-DEFAULT_SHOP = SimpleNamespace(tenant=SimpleNamespace(name="the shop", settings={}),
-                               instructions=None, token_ratio=None)
-log = logging.getLogger(__name__)
-_WARNED: set = set()  # (window, tool tokens) already logged as leaving the tools out
 
 
 def question_room(window: int | None) -> int:
@@ -39,11 +28,17 @@ class RequestShape:
     question_tokens: int  # the question (and the turn's tool steps so far), or question_room()
     binds: bool = False  # the window, not the budget, set how much history is sent
     tools_counted: bool = False  # the server counted the tool specs (no calibration applies)
+    tools: list[str] = field(default_factory=list)  # the tools sent, by name (fit_tools)
+    tools_left_out: list[str] = field(default_factory=list)  # those the window left out
+    tools_words: str | None = None  # what was left out and why, in one line
+    tools_reason: str | None = None  # why: what the window holds
 
     def payload(self) -> dict:
         return {"window": self.window, "reserve": self.reserve, "margin": self.margin,
                 "tool_tokens": self.tool_tokens, "question_tokens": self.question_tokens,
-                "binds": self.binds, "tools_counted": self.tools_counted}
+                "binds": self.binds, "tools_counted": self.tools_counted,
+                "tools": self.tools, "tools_left_out": self.tools_left_out,
+                "tools_words": self.tools_words, "tools_reason": self.tools_reason}
 
     def tools_in_window(self, ratio: float) -> int:
         """The tools' share of the window: the server's count as it is, an estimate calibrated."""
@@ -56,9 +51,11 @@ class RequestShape:
                     f"limits the history; {self.reserve:,} tokens are asked for the answer.")
         lowered = (f"; the window lowered the history budget from {budget:,} to {planned_budget:,}"
                    if planned_budget < budget else "")
+        left_out = (f" Left out to fit: {', '.join(self.tools_left_out)} ({self.tools_reason})."
+                    if self.tools_left_out else "")
         return (f"Planned for a {self.window:,}-token window: {self.reserve:,} tokens for the "
                 f"answer, {self.tool_tokens:,} for the tool descriptions, {self.question_tokens:,} "
-                f"for the question{lowered}.")
+                f"for the question{lowered}.{left_out}")
 
     def fixed(self, ratio: float) -> int:
         """Tokens not planned: the answer's reserve, the margin, the tools and the question."""
@@ -66,69 +63,27 @@ class RequestShape:
                 + round(self.question_tokens * ratio))
 
 
-def tools_left_out(config, profile: Profile | None = None, conversation=None) -> str | None:
-    """Why a model that can use tools is sent none: its window cannot hold their descriptions
-    beside the system prompt, the answer's room, the margin and a question of QUESTION_ROOM
-    tokens (llama-server's -c 1024: the specs alone take most of it). None when they fit, when
-    no window is known, or when there is nothing to leave out."""
-    profile = profile or profile_for(config)
-    window = profile.context_window
-    specs = tool_specs(config) if profile.supports_tools else []
-    if not window or not specs:
-        return None
-    conversation = conversation or DEFAULT_SHOP
-    ratio = conversation.token_ratio or 1.0
-    tools, counted = tool_tokens(config, profile, specs)
-    max_output = config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024
-    rest = (tools if counted else round(tools * ratio)) + QUESTION_ROOM + sized(
-        [{"role": "system", "content": system_prompt(conversation)}], ratio)
-
-    def holds(size: int) -> bool:  # the reply's room grows with the window, up to max_output
-        return Profile(profile.kind, profile.model, size).output_reserve(max_output) + \
-            size // 20 + rest <= size
-    if holds(window):
-        return None
-    reason = (f"the {window:,}-token window cannot hold the tools' descriptions (about "
-              f"{tools:,} tokens) beside Nimbus's instructions, a message and a reply")
-    if (window, tools) not in _WARNED:
-        _WARNED.add((window, tools))
-        larger = next((2 ** n for n in range(11, 18) if 2 ** n > window and holds(2 ** n)), None)
-        log.warning("provider %s: %s; answering without tools (start the server with a larger "
-                    "context, %s, to give them back)", profile.label, reason,
-                    f"-c {larger} or more for llama-server" if larger else
-                    "or set fewer tools or a smaller NIMBUS_MAX_OUTPUT_TOKENS")
-    return reason
-
-
-def sent_specs(config, profile: Profile | None = None, conversation=None) -> list[dict]:
-    """The tool specs the next request carries: none for a template that cannot carry them
-    (llm/profile.py), none for a window that cannot hold them (tools_left_out)."""
-    profile = profile or profile_for(config)
-    if not profile.supports_tools or tools_left_out(config, profile, conversation):
-        return []
-    return tool_specs(config)
-
-
 def request_shape(config, profile: Profile | None = None, question: list | None = None,
-                  specs: list | None = None, conversation=None) -> RequestShape:
+                  tools: ToolFit | None = None, conversation=None) -> RequestShape:
     profile = profile or profile_for(config)
     reserve = profile.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
-    if specs is None:
-        specs = sent_specs(config, profile, conversation)
-    tools, counted = tool_tokens(config, profile, specs)
+    tools = tools or fit_tools(config, profile, conversation)
     return RequestShape(profile.context_window, reserve, (profile.context_window or 0) // 20,
-                        tools, max(estimate_messages(question or []),
-                                   question_room(profile.context_window)),
-                        tools_counted=counted)
+                        tools.tokens, max(estimate_messages(question or []),
+                                          question_room(profile.context_window)),
+                        tools_counted=tools.counted, tools=tools.names,
+                        tools_left_out=list(tools.left_out), tools_words=tools.words(),
+                        tools_reason=tools.reason())
 
 
 def plan_request(conversation, config, policy: Policy | None = None,
                  before_seq: int | None = None, question: list | None = None,
-                 profile: Profile | None = None, specs: list | None = None,
+                 profile: Profile | None = None, tools: ToolFit | None = None,
                  budget_cap: int | None = None) -> ContextPlan:
     """The next request's plan under `policy` (the conversation's by default), inside the
-    provider's window; `question` is the turn being answered (None: not asked yet)."""
-    shape = request_shape(config, profile, question, specs, conversation)
+    provider's window; `question` is the turn being answered (None: not asked yet), `tools`
+    the loop's fit_tools (None: fitted here, the same way)."""
+    shape = request_shape(config, profile, question, tools, conversation)
     policy = policy or Policy.for_conversation(conversation, config)
     plan = fit(conversation, config, before_seq, shape.window,
                shape.fixed(conversation.token_ratio or 1.0), budget_cap, policy)

@@ -14,13 +14,14 @@ from .offline import OfflineModel
 from .offline_recall import FACT_PATTERNS, SENTENCE_END, sentences
 from .profile import Profile, announce, learn_window, profile_for, uses_openai
 from .server_counts import tool_tokens
-from .tokens import calibrated_ratio, estimate_messages, estimate_text
+from .tokens import calibrated_ratio, estimate_messages, estimate_text, estimate_tools
 from .valid_text import valid_stream, valid_text as storable_text  # the module's name is taken
 
 __all__ = ["ChatProvider", "ContextTooLong", "FACT_PATTERNS", "GAVE_WAY", "OfflineModel",
            "Profile", "ProviderBusy", "ProviderCancelled", "ProviderError", "ROLES", "Reply", "SENTENCE_END",
            "ToolCall", "announce", "as_sent", "assistant_message", "calibrated_ratio",
            "close_open_tool_calls", "compact_turn", "estimate_messages", "estimate_text",
+           "estimate_tools",
            "final_answer", "get_provider", "is_offline", "learn_window", "notice_message",
            "profile_for", "provider_for", "sentences", "storable_text", "tool_message",
            "tool_tokens", "user_message", "uses_openai", "valid_stream"]

@@ -198,9 +198,9 @@ def profile_for(config) -> Profile:
                    found.problem, found.supports_tools)
 
 
-def announce(app, tools_left_out=None) -> None:
+def announce(app, fit_tools=None) -> None:
     """Say at start which provider and model answer; a misconfiguration is a warning.
-    `tools_left_out(config, profile)` says why a window too small for the tools gets none."""
+    `fit_tools(config, profile)` says which tools a window too small for all of them gets."""
     config = app.config
     if app.testing and "OPENAI_BASE_URL" not in os.environ:
         return  # tests point the app at their own fakes later
@@ -210,13 +210,14 @@ def announce(app, tools_left_out=None) -> None:
         log.warning("provider: %s%s: %s", found.label, f" at {where}" if where else "",
                     found.problem)
     else:
-        left_out = tools_left_out(config, found) if tools_left_out else None
+        fit = fit_tools(config, found) if fit_tools and found.supports_tools else None
         log.info("provider: %s%s (%s)", found.label, f" at {where}" if where else "",
-                 start_details(found, config, left_out))
+                 start_details(found, config, fit))
 
 
-def start_details(found: Profile, config, left_out: str | None = None) -> str:
-    """What an operator needs at start: the window, the slots, the reply cap and deadlines."""
+def start_details(found: Profile, config, fit=None) -> str:
+    """What an operator needs at start: the window, the slots, the tools the window holds (`fit`,
+    context.fit_tools), the reply cap and deadlines."""
     if found.kind == "offline demo model":
         return "embedded: no server, no key"
     window = f"context window {found.context_window:,} tokens" if found.context_window else \
@@ -227,8 +228,9 @@ def start_details(found: Profile, config, left_out: str | None = None) -> str:
                 config.get("NIMBUS_PROVIDER_TIMEOUT") or 60.0)  # as the provider takes it
     reserve = found.output_reserve(config.get("NIMBUS_MAX_OUTPUT_TOKENS") or 1024)
     tools = "tools offered" if found.supports_tools else "no tools (the template has none)"
-    if found.supports_tools and left_out:
-        tools = f"no tools ({left_out})"
+    if fit is not None and fit.left_out:
+        tools = f"{len(fit.specs)} of {fit.offered} tools offered ({fit.words()})" if fit.specs \
+            else f"no tools ({fit.words()})"
     return (f"{window}, {slots}, {tools}, replies up to {reserve:,} tokens; deadlines: first token "
             f"{first:g} s, silence mid-reply "
             f"{config.get('NIMBUS_IDLE_TIMEOUT') or first:g} s, pace at least "

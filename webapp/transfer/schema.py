@@ -156,6 +156,8 @@ class Manifest(Strict):
     fates: list[Row(Count, Text, Text)] = []
     older: Row(Text, Text) | None = None
     marks: list[Row(Count, Text, Text)] = []  # pinned and left-out turns
+    tools: list[Name] | None = None  # the tools sent, by name (absent before they were recorded)
+    tools_left_out: list[Name] = []  # those the model's window left out
     calls: list[SentCall] = []
 
 

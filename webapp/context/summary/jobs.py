@@ -13,7 +13,8 @@ from ...llm import provider_for
 from ...locks import LockBusy, named_lock
 from ...models import Conversation, utcnow
 from ..assemble import SUMMARY_STRATEGIES
-from .section import cached_summary, left_out_through, refresh_summary, style_of
+from ..request import fitted_policy
+from .section import cached_summary, has_room, left_out_through, refresh_summary, style_of
 
 log = logging.getLogger(__name__)
 
@@ -70,18 +71,22 @@ def note_failure(conversation_id: str, error: Exception) -> None:
         log.exception("could not note the failed fold of %s", conversation_id)
 
 
-def turns_waiting(conversation, config) -> int:
+def turns_waiting(conversation, config, policy=None) -> int:
     """Cheap (no model call): how many turns have fallen out of the window beyond the summary."""
     summary = cached_summary(conversation, style_of(conversation, config))
-    return left_out_through(conversation, config) - (summary.through_seq if summary else -1)
+    return left_out_through(conversation, config, policy=policy) - (
+        summary.through_seq if summary else -1)
 
 
 def fold_due(conversation, config) -> bool:
     """Due once the conversation's `fold_after_turns` turns wait (default 1: as soon as one does);
     a larger setting buys fewer summarizer calls with turns the model meanwhile does not see."""
     after = max(int((conversation.settings or {}).get("fold_after_turns", 1)), 1)
-    return (conversation.strategy in SUMMARY_STRATEGIES
-            and turns_waiting(conversation, config) >= after)
+    if conversation.strategy not in SUMMARY_STRATEGIES:
+        return False
+    policy = fitted_policy(conversation, config)
+    # A window that leaves the summary no room sends none: a fold would read turns for nothing.
+    return has_room(policy) and turns_waiting(conversation, config, policy) >= after
 
 
 def queue_summary(turn, plan) -> None:

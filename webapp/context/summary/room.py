@@ -24,6 +24,13 @@ def summary_room(policy) -> int | None:
     return policy.budget // SHARE if policy.window else None
 
 
+def has_room(policy) -> bool:
+    """Whether a request planned with `policy` could carry a summary at all: a fold for one
+    that cannot would read turns and write nothing (section.plan_fold)."""
+    room = summary_room(policy)
+    return room is None or room >= MIN_ROOM
+
+
 def fitted(summary, policy, ratio: float) -> tuple[list[dict], int, str]:
     """(messages, tokens, note) of the summary as a request planned with `policy` sends it.
     Over its room it is cut, oldest lines kept (names and order numbers come first), and the

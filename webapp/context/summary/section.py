@@ -15,7 +15,8 @@ from ...models import Conversation, Turn, utcnow
 from ...plurals import plural
 from . import fold as summarizer
 from .models import REFUSED, ConversationSummary
-from .room import MIN_ROOM, fitted, fold_size, summary_messages, summary_room  # noqa: F401
+from .room import (MIN_ROOM, fitted, fold_size, has_room, summary_messages,  # noqa: F401
+                   summary_room)
 from ..assemble import (
     SUMMARY_STRATEGIES,
     Allotment,
@@ -161,9 +162,8 @@ def plan_fold(conversation, style: str, config) -> FoldPlan | None:
     covered = summary.through_seq if summary else -1
     policy = fitted_policy(conversation, config)
     room = summary_room(policy)
-    if left_out_through(conversation, config, policy=policy) <= covered or (
-            room is not None and room < MIN_ROOM):  # no request could carry a summary
-        return None
+    if left_out_through(conversation, config, policy=policy) <= covered or not has_room(policy):
+        return None  # caught up, or no request could carry a summary
     ahead = left_out_through(conversation, config, ahead=True, policy=policy)
     turns = turns_to_fold(conversation.id, covered, ahead, config["NIMBUS_SUMMARY_CHUNK_TURNS"])
     return FoldPlan(covered, summary.text if summary else "",
