@@ -85,6 +85,11 @@ def start_turn(conversation: Conversation, question: str) -> Turn:
     pending = pending_turn(conversation)
     if pending is not None and pending.question == question:
         return pending
+    return append_turn(conversation, question)
+
+
+def append_turn(conversation: Conversation, question: str) -> Turn:
+    """The question stored as the conversation's next turn, pending (the caller knows none is)."""
     # Count from the table, not the loaded row: another worker may have added turns since.
     last = db.session.scalar(select(func.max(Turn.seq)).where(Turn.conversation_id == conversation.id))
     return add_turn(conversation, question, 0 if last is None else last + 1)
