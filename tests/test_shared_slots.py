@@ -97,3 +97,22 @@ def test_a_slot_whose_process_died_frees_itself(app):
     assert lease is not None and lease.name.endswith(":slot:0")
     lease.end()
     assert db.session.query(Lock).count() == 0, "the slot and the chat's waiting mark are gone"
+
+
+def test_a_chat_that_finds_a_slot_free_takes_it_in_one_transaction(app):
+    """Its `waiting` mark is for waiting: written and deleted around a free slot, it cost two
+    writes on every chat's way to its first token."""
+    writes = []
+
+    def count(conn, cursor, statement, *args):
+        if statement.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")):
+            writes.append(statement.split()[0])
+
+    db.event.listen(db.engine, "before_cursor_execute", count)
+    try:
+        lease = slot_leases.take("http://x/v1", 1, chat=True, timeout=0.3)
+        taking = list(writes)
+        lease.end()
+    finally:
+        db.event.remove(db.engine, "before_cursor_execute", count)
+    assert taking == ["DELETE", "INSERT"], taking  # the expired leases, then the slot

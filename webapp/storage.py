@@ -76,8 +76,8 @@ def start_conversation(user: User, question: str, title: str | None = None) -> T
     """A new conversation with its first question, committed together: a refused send leaves no
     empty conversation behind."""
     conversation = new_conversation(user, title)
-    db.session.flush()  # an id for the turn; start_turn's commit is the only one
-    return start_turn(conversation, question)
+    db.session.flush()  # an id for the turn; add_turn's commit is the only one
+    return add_turn(conversation, question, 0)  # nothing to look up in a conversation this new
 
 
 def start_turn(conversation: Conversation, question: str) -> Turn:
@@ -85,10 +85,19 @@ def start_turn(conversation: Conversation, question: str) -> Turn:
     pending = pending_turn(conversation)
     if pending is not None and pending.question == question:
         return pending
-    messages = [user_message(question)]
+    return append_turn(conversation, question)
+
+
+def append_turn(conversation: Conversation, question: str) -> Turn:
+    """The question stored as the conversation's next turn, pending (the caller knows none is)."""
     # Count from the table, not the loaded row: another worker may have added turns since.
     last = db.session.scalar(select(func.max(Turn.seq)).where(Turn.conversation_id == conversation.id))
-    seq = 0 if last is None else last + 1
+    return add_turn(conversation, question, 0 if last is None else last + 1)
+
+
+def add_turn(conversation: Conversation, question: str, seq: int) -> Turn:
+    """The question stored as pending turn `seq` of the conversation, committed."""
+    messages = [user_message(question)]
     turn = Turn(conversation_id=conversation.id, seq=seq, messages=messages,
                 compact=messages, question=question, outcome="pending",
                 full_tokens=estimate_messages(messages), compact_tokens=estimate_messages(messages))

@@ -152,6 +152,8 @@ class State:
     think_delay: float = 0.0
     disconnected: int = 0  # streams the client closed before the end
     dead: bool = False  # killed: streams drop mid-word, new connections are refused
+    reply_for: object = None  # request -> a reply of the test's own ({"text", "pace", "delay"}) or None
+    first_words: list = field(default_factory=list)  # (request, seconds from its slot to its first word)
 
 
 class CompatServer:
@@ -363,7 +365,8 @@ class CompatServer:
                 with server.lock:
                     server.state.running.append(interrupted)
                 try:
-                    reply = think(request, tools_visible)
+                    reply = (server.state.reply_for or (lambda _: None))(request) or \
+                        think(request, tools_visible)
                     if server.state.think_delay:
                         try:
                             self.wait_thinking(server.state.think_delay, streamed)
@@ -444,6 +447,7 @@ class CompatServer:
                     q.usage == "if_asked" and (request.get("stream_options") or {}).get(
                         "include_usage"))
                 base = {"id": "chunk-1", "object": "chat.completion.chunk", "model": "fake-model"}
+                began = time.monotonic()
 
                 def chunk(delta, finish=None):
                     return dict(base, choices=[{"index": 0, "delta": delta,
@@ -459,6 +463,11 @@ class CompatServer:
                         if server.state.dead or (crash is not None and n >= crash.after_words):
                             self.connection.shutdown(2)
                             return
+                        if not n:
+                            time.sleep(reply.get("delay") or 0)  # reading the prompt
+                            with server.lock:
+                                server.state.first_words.append(
+                                    (request, time.monotonic() - began))
                         self.event(chunk({"content": word}))
                         if reply.get("pace"):
                             time.sleep(reply["pace"])

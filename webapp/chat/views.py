@@ -249,7 +249,7 @@ def store_question(conversation, question: str):
         with conversation_lock(conversation.id, wait=5):
             if storage.pending_turn(conversation) is not None:
                 return None
-            return storage.start_turn(conversation, question)
+            return storage.append_turn(conversation, question)  # none pending, as just seen
     except LockBusy:
         return None
 

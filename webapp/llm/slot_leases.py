@@ -84,6 +84,7 @@ def take(endpoint: str, size: int, chat: bool, timeout: float, on_taken_over=Non
     owner = f"{'chat' if chat else 'background'}-{token}"
     waiting = f"{prefix}waiting:{token}"
     deadline = time.monotonic() + timeout
+    waited = False  # a chat's `waiting` row may be there: one that took a slot at once wrote none
     try:
         while True:
             try:
@@ -92,11 +93,12 @@ def take(endpoint: str, size: int, chat: bool, timeout: float, on_taken_over=Non
                 got, held = None, 1
             if got:
                 return SlotLease(app, got, owner, ttl, None if chat else on_taken_over)
+            waited = True
             if time.monotonic() > deadline and not held and not progressing():
                 raise TimeoutError("no free slot on the provider")
             time.sleep(WAIT_STEP)
     finally:
-        if chat:
+        if chat and waited:
             with db.engine.begin() as connection:
                 connection.execute(delete(Lock).where(Lock.name == waiting))
 
@@ -115,13 +117,6 @@ def try_take(prefix: str, size: int, owner: str, chat: bool, waiting: str,
         chats_waiting = any(name.startswith(f"{prefix}waiting:") and name != waiting
                             for name, _ in rows)
         free = [f"{prefix}slot:{n}" for n in range(size) if f"{prefix}slot:{n}" not in held]
-        if chat:
-            if waiting not in {name for name, _ in rows}:
-                connection.execute(insert(Lock).values(name=waiting, owner=owner,
-                                                       expires_at=until))
-            else:
-                connection.execute(update(Lock).where(Lock.name == waiting)
-                                   .values(expires_at=until))
         if free and (chat or not chats_waiting):
             connection.execute(insert(Lock).values(name=free[0], owner=owner, expires_at=until))
             return free[0], len(held)
@@ -133,5 +128,13 @@ def try_take(prefix: str, size: int, owner: str, chat: bool, waiting: str,
                     update(Lock).where(Lock.name == background[0],
                                        Lock.owner == held[background[0]])
                     .values(owner=owner, expires_at=until)).rowcount
-                return (background[0] if taken else None), len(held)
+                if taken:
+                    return background[0], len(held)
+        if chat:  # it waits: no background call takes a slot before it
+            if waiting not in {name for name, _ in rows}:
+                connection.execute(insert(Lock).values(name=waiting, owner=owner,
+                                                       expires_at=until))
+            else:
+                connection.execute(update(Lock).where(Lock.name == waiting)
+                                   .values(expires_at=until))
     return None, len(held)
