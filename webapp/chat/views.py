@@ -5,9 +5,10 @@ from flask import (Blueprint, Response, abort, current_app, g, make_response, re
                    request, stream_with_context, url_for)
 from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
+from sqlalchemy import inspect as sa_inspect
 
 from .. import access, storage
-from ..extensions import htmx
+from ..extensions import db, htmx
 from ..agent import assistant_name_of
 from ..llm import is_offline, provider_for
 from ..locks import LockBusy, conversation_lock
@@ -61,7 +62,10 @@ def chat_context():
 
 def banner_tool_fit(profile, conversation=None):
     """The tools the banner's window holds: fitted to the open conversation, as its next request
-    is (its prompt, its learnt token ratio), else to the shop's default prompt."""
+    is (its prompt, its learnt token ratio), else to the shop's default prompt. A reply's end is
+    rendered with the conversation its stream loaded, by then out of any session: read afresh."""
+    if isinstance(conversation, Conversation) and sa_inspect(conversation).detached:
+        conversation = db.session.get(Conversation, conversation.id)
     return fit_tools(current_app.config, profile,
                      conversation if isinstance(conversation, Conversation) else None)
 
