@@ -66,8 +66,10 @@ def records(opener, strict: bool = True):
         text = head.removeprefix(b"\xef\xbb\xbf").lstrip(SPACE.encode())
         if text.startswith(b"["):
             found = Records(opener, array_items)
-            if not isinstance(found.first, dict) or "role" in found.first:
-                raise NotAStream  # a list of messages is one conversation
+            if found.count == 1 or not isinstance(found.first, dict) or "role" in found.first:
+                # One conversation (or a list of messages, which is one) is held whole anyway:
+                # decoded once, not item by item from a growing buffer.
+                raise NotAStream
             return found
         if text.startswith(b"{"):
             if not several_lines(opener):
