@@ -23,8 +23,8 @@ from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord,
                      to_utc)
 
 WRITE_BATCH = 200  # conversations written with one flush and one insert of their turns
-# Turns written in one transaction: about 0.3 ms each on SQLite with their keyword index, so a
-# commit holds the write lock well under 100 ms and the chats' own writes go on between them.
+# Turns written in one transaction: 0.3 ms or more each on SQLite with their keyword index, so a
+# commit holds the write lock a tenth of a second or so (not seconds) and chats write between.
 TURNS_PER_COMMIT = 250
 HIDDEN_FOR = timedelta(minutes=30)  # a conversation written in parts is hidden this long ahead
 TITLE_CHARS = 200
