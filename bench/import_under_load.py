@@ -8,8 +8,9 @@ while a guest uploads a 4 MB OpenAI JSONL file (41,000 one-turn conversations), 
 customer uploads that file and a 60 MB ChatGPT export (one conversation, ChatGPT's
 `conversations.json` shape: a `mapping` tree of nodes with `parent` and `children`, written
 here), until both imports end. Prints the chatters' first-token p50/p95 in both runs, the
-uploads' answers and the imports' results, whether any worker was killed (gunicorn's log, the
-worker pids, the Huey worker alive), and the Huey worker's peak RSS (VmHWM) before and after.
+uploads' answers and the imports' results (turns/s), whether any worker was killed (gunicorn's
+log, the worker pids, the Huey worker alive), and the Huey worker's peak RSS (VmHWM) before and
+after.
 
     python bench/import_under_load.py [--small] [--chatters 20] [--quiet 30]
 """
@@ -241,11 +242,15 @@ def main() -> None:
               f"{' (refused: a guest uploads what any request may carry)' if guest_answer[0] == 413 else ''}")
         for name, status, location in uploads:
             print(f"  customer's upload of {name}: HTTP {status} → {location or '-'}")
+        all_turns = 0
         for options, status, stored, error, result in imports(database):
             files = json.loads(options)["files"]
-            print(f"  import of {files[0]}: {status}, {stored:,} conversations stored"
-                  f"{'; ' + error if error else ''}")
-        print(f"  imports took {loaded_end - uploaded:.0f} s after their uploads")
+            turns = sum(one[2] for one in json.loads(result)["conversations"]) if result else 0
+            all_turns += turns
+            print(f"  import of {files[0]}: {status}, {stored:,} conversations ({turns:,} turns) "
+                  f"stored{'; ' + error if error else ''}")
+        print(f"  imports took {loaded_end - uploaded:.0f} s after their uploads (one at a time): "
+              f"{all_turns / (loaded_end - uploaded):,.0f} turns/s while the chats went on")
         print(f"  quiet run : {len(quiet)} replies, first token p50 {pct(quiet, .5):.0f} ms, "
               f"p95 {pct(quiet, .95):.0f} ms, failed {quiet_failed or 0}")
         print(f"  importing : {len(loaded)} replies, first token p50 {pct(loaded, .5):.0f} ms, "

@@ -1,7 +1,8 @@
 """Export a conversation as JSON or Markdown, and import one back, atomically and validated.
 
 export.py writes the formats, schema.py says what an import must be, loading.py reads a file as
-JSON (or refuses it in one line), importer.py checks and writes, formats.py and chat_apps.py read
+JSON (or refuses it in one line), streaming.py reads one a conversation at a time (an export of
+many is never held whole), importer.py checks and writes, formats.py and chat_apps.py read
 other tools' files (OpenAI, ChatGPT, Claude, Open WebUI, ShareGPT) into the same checked shape,
 parts.py reads content parts (words, or a marker naming a picture or file), citations.py turns
 ChatGPT's citation markers into numbered sources, sources.py knows what an owner imported before

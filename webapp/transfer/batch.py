@@ -3,16 +3,20 @@ that cannot be read is skipped with one line naming it, so one bad record never 
 
 `strict` keeps the all-or-nothing import: the first problem refuses every file and stores nothing.
 """
+import io
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 from ..extensions import db
 from ..models import Conversation, User
 from ..plurals import plural
-from .formats import parse
-from .importer import WRITE_BATCH, Checked, InvalidImport, import_all, write_many
+from .formats import parse, read_each
+from .importer import (TURNS_PER_COMMIT, WRITE_BATCH, Checked, InvalidImport, write_in_parts,
+                       write_many)
 from .loading import load
 from .sources import not_yet_imported
+from .streaming import records
 
 
 @dataclass(frozen=True)
@@ -127,33 +131,122 @@ def import_each(checked: list[Checked], user: User, progress=None, stored=None) 
     return result
 
 
-def import_files(files: list[tuple[str, bytes]], user: User, fmt: str = "auto",
+def import_files(files: list[tuple[str, bytes | str | Callable]], user: User, fmt: str = "auto",
                  strict: bool = False, personal: bool = True, checking=None,
                  stored=None) -> ImportResult:
-    """Read and store `files` for `user`: record by record, or (strict) all or nothing; without
-    `personal` (staff importing for a customer) the files' instructions and memories are left out.
-    `checking` is read_files' `progress`, `stored` import_each's (the import job's progress)."""
-    checked, skipped = read_files(files, fmt, strict, checking)
-    checked, already = not_yet_imported(checked, user)
-    counts = personal_counts(checked)
-    withheld = ""
-    if not personal and any(counts.values()):
-        checked = [replace(one, instructions=None, meta=one.meta and one.meta.model_copy(
-            update={"memories": []})) for one in checked]
-        withheld = (f"Left out {plural(counts['instructions'], 'conversation instruction')} and "
-                    f"{plural(counts['memories'], 'memory')}: only an admin may write a "
-                    f"customer's instructions and memories.")
-        counts = dict.fromkeys(counts, 0)
+    """Read and store `files` (name, content, a path or a function opening it) for `user`: record by record, or
+    (strict) all or nothing; without `personal` (staff importing for a customer) the files'
+    instructions and memories are left out. `checking` is read_files' `progress`, `stored`
+    import_each's (the import job's progress).
+
+    Each file is streamed (streaming.py): conversations are read, checked and stored a batch at
+    a time, so memory holds one batch, not the file. Strict reads every file through first,
+    storing nothing, so its first problem still refuses them all before anything is written."""
+    files = [(name, opener_of(content)) for name, content in files]
     if strict:
-        result = ImportResult(list(map(Imported.of, import_all(checked, user))), skipped)
-        result.count(checked)
-        if stored:
-            stored(len(checked))
-    else:
-        result = import_each(checked, user, stored=stored)
-        result.skipped[:0] = skipped
-    result.withheld, result.personal, result.already = withheld, counts, already
+        for name, opener in files:  # the check, storing nothing
+            for _ in read_file(name, opener, fmt, True, None, len(files) > 1, checking):
+                pass
+        checking = None  # counted once
+    writer = Writer(user, personal, strict, stored)
+    skipped: list[str] = []
+    for name, opener in files:
+        lines: list[str] = []
+        for one in read_file(name, opener, fmt, strict, lines, len(files) > 1, checking):
+            writer.add(one)
+        skipped += [f"{name}: {line}" for line in lines] if len(files) > 1 else lines
+    if not writer.read:
+        if len(skipped) == 1:
+            raise InvalidImport(skipped[0].removesuffix(" — skipped"))
+        raise InvalidImport(f"none of the {len(files)} files could be read: " + "; ".join(
+            line.removesuffix(" — skipped") for line in skipped))
+    result = writer.finish()
+    result.skipped[:0] = skipped
     return result
+
+
+def opener_of(content: bytes | str):
+    """A function opening the file anew each time (the stream is read twice); given one, it."""
+    if callable(content):
+        return content
+    if isinstance(content, (bytes, bytearray)):
+        return lambda: io.BytesIO(content)
+    return lambda: open(content, "rb")
+
+
+def read_file(name: str, opener, fmt: str, strict: bool, lines: list[str], many: bool,
+              progress=None):
+    """One file's conversations as each is checked; a file refused adds its line to `lines`
+    (strict: raises, naming the file when there are several)."""
+    try:
+        data = records(opener, strict)
+        with progress(name, data) if progress else nullcontext() as update:
+            yield from read_each(data, fmt, update, None if strict else lines)
+    except InvalidImport as error:
+        if strict:
+            raise InvalidImport(f"{name}: {error}" if many else str(error)) from None
+        lines.append(f"{error} — skipped")
+
+
+class Writer:
+    """Stores checked conversations a batch at a time (WRITE_BATCH conversations or
+    TURNS_PER_COMMIT turns), each batch one short commit, or (strict) all in one; one longer
+    than a batch is written in parts (importer.write_in_parts)."""
+
+    def __init__(self, user: User, personal: bool, strict: bool, stored=None):
+        self.user, self.personal, self.strict, self.stored = user, personal, strict, stored
+        self.result, self.waiting, self.read, self.seen = ImportResult(), [], 0, set()
+        self.would = {"instructions": 0, "memories": 0}
+
+    def add(self, one: Checked) -> None:
+        self.read += 1
+        self.waiting.append(one)
+        # A conversation's row costs about what a turn's does.
+        if len(self.waiting) >= WRITE_BATCH or \
+                sum(len(c.turns) + 1 for c in self.waiting) >= TURNS_PER_COMMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        batch, self.waiting = self.waiting, []
+        fresh, already = not_yet_imported(batch, self.user, self.seen)
+        self.result.already += already
+        counts = personal_counts(fresh)
+        self.would = {key: self.would[key] + counts[key] for key in counts}
+        if not self.personal and any(counts.values()):
+            fresh = [replace(one, instructions=None, meta=one.meta and one.meta.model_copy(
+                update={"memories": []})) for one in fresh]
+        if not fresh:
+            return
+        try:
+            if self.strict or len(fresh) > 1 or len(fresh[0].turns) <= TURNS_PER_COMMIT:
+                written = write_many(fresh, self.user)
+            else:
+                written = [write_in_parts(fresh[0], self.user)]
+            self.result.conversations += map(Imported.of, written)
+            self.result.count(fresh)
+            if not self.strict:
+                db.session.commit()
+        except BaseException:
+            db.session.rollback()
+            raise
+        if self.stored and not self.strict:
+            self.stored(len(fresh))
+
+    def finish(self) -> ImportResult:
+        self.flush()
+        if self.strict:
+            db.session.commit()
+            if self.stored:
+                self.stored(len(self.result.conversations))
+        result, counts = self.result, self.would
+        if not self.personal and any(counts.values()):
+            result.withheld = (
+                f"Left out {plural(counts['instructions'], 'conversation instruction')} and "
+                f"{plural(counts['memories'], 'memory')}: only an admin may write a "
+                f"customer's instructions and memories.")
+            counts = dict.fromkeys(counts, 0)
+        result.personal = counts
+        return result
 
 
 def personal_counts(checked: list[Checked]) -> dict:

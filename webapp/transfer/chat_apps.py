@@ -91,8 +91,9 @@ def chatgpt(record: dict, label: str) -> Checked:
                                else None, created_at=iso(created))
     on_branch = {node_id for node_id, _ in path}
     checked.versions, kept = other_versions(mapping, on_branch, checked, label)
+    imported = on_branch | kept  # once: a union per node made a long conversation quadratic
     checked.left_out = sum(1 for node_id, node in mapping.items()
-                           if node_id not in on_branch | kept and shown(node))
+                           if node_id not in imported and shown(node))
     checked.notes = notes
     checked.archived = record.get("is_archived") is True
     checked.source = source_key("chatgpt", record.get("conversation_id") or record.get("id"))

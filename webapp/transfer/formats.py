@@ -6,6 +6,7 @@ turn. The shapes each reader expects, and where they are described, are in docs/
 """
 import json
 import logging
+from collections.abc import Iterator
 
 from ..models import Conversation, User
 from .chat_apps import chatgpt, closed
@@ -70,12 +71,19 @@ def import_conversation(data, user: User) -> Conversation:
 def read(data, fmt: str = "auto", progress=None, skipped: list[str] | None = None
          ) -> list[Checked]:
     """Every conversation in a loaded file of format `fmt` (auto: detected), checked;
-    `progress(n)` is called as each conversation has been checked; see parse for `skipped`.
-    A file refused in the format picked for it, whose shape is another's, says which."""
+    `progress(n)` is called as each conversation has been checked; see parse for `skipped`."""
+    return list(read_each(data, fmt, progress, skipped))
+
+
+def read_each(data, fmt: str = "auto", progress=None, skipped: list[str] | None = None
+              ) -> Iterator[Checked]:
+    """read's conversations one at a time, as each is checked (a streamed file is never held
+    whole). A file refused in the format picked for it, whose shape is another's, says which."""
     if fmt == "auto":
-        return read_as(data, detect(data), progress, skipped)
+        yield from read_as(data, detect(data), progress, skipped)
+        return
     try:
-        return read_as(data, fmt, progress, skipped)
+        yield from read_as(data, fmt, progress, skipped)
     except InvalidImport as error:
         try:
             shape = detect(data)
@@ -92,22 +100,25 @@ NAMES = {"nimbus": "a Nimbus export", "openai": "OpenAI messages", "chatgpt": "a
          "sharegpt": "ShareGPT", "librechat": "a LibreChat export"}
 
 
-def read_as(data, fmt: str, progress=None, skipped: list[str] | None = None) -> list[Checked]:
-    """Every conversation of a file read as format `fmt`; see read."""
+def read_as(data, fmt: str, progress=None, skipped: list[str] | None = None
+            ) -> Iterator[Checked]:
+    """Every conversation of a file read as format `fmt`, one at a time; see read."""
     if fmt == "nimbus":
         if not (isinstance(data, dict) and data.get("format") == FORMAT):
             raise InvalidImport(f"not a Nimbus conversation: expected format {FORMAT!r}")
-        return [check_nimbus(data)]
+        yield check_nimbus(data)
+        return
     if fmt == "openai" and isinstance(data, list) and not isinstance(data, JsonLines) \
             and (not data or "messages" not in data[0]):
-        return [with_words(check_transcript(openai_messages(data)))]
+        yield with_words(check_transcript(openai_messages(data)))
+        return
     readers = {"openai": openai_record, "chatgpt": chatgpt, "claude": claude,
                "openwebui": openwebui, "sharegpt": sharegpt, "librechat": librechat}
     records = data if isinstance(data, list) else [data]
     if not records:
         raise InvalidImport("the file holds no conversations")
     lines = isinstance(data, JsonLines)
-    checked, unreadable = [], []
+    checked, unreadable = 0, []
     for n, record in enumerate(records, 1):
         label = f"line {n}" if lines else f"conversation {n}" if len(records) > 1 else ""
         try:
@@ -116,11 +127,14 @@ def read_as(data, fmt: str, progress=None, skipped: list[str] | None = None) -> 
             if not isinstance(record, dict):
                 raise InvalidImport(f"{label or 'the file'}: expected an object, got "
                                     f"{type(record).__name__}")
-            checked.append(with_words(unsurprised(readers[fmt], record, label)))
+            one = with_words(unsurprised(readers[fmt], record, label))
         except InvalidImport as error:
             if skipped is None or len(records) == 1:
                 raise
             unreadable.append(f"{error} — skipped")
+        else:
+            checked += 1
+            yield one
         if progress:
             progress(1)
     if unreadable and not checked:  # nothing stored: the file is refused as a whole
@@ -128,7 +142,6 @@ def read_as(data, fmt: str, progress=None, skipped: list[str] | None = None) -> 
                             f"the first: {unreadable[0].removesuffix(' — skipped')}")
     if skipped is not None:
         skipped += unreadable
-    return checked
 
 
 def unsurprised(reader, record: dict, label: str) -> Checked:

@@ -37,8 +37,8 @@ log = logging.getLogger(__name__)
 STALE_AFTER = timedelta(minutes=15)  # a running import not heard from this long has died
 NEVER_STARTED = timedelta(hours=6)  # a queued import no worker took this long: its job was lost
 SAVE_EVERY = 1.0  # seconds between progress writes while files are checked
-# An import holds its files' parsed records in memory (7 times a ChatGPT export's size, 20-odd
-# times a JSONL file of short records): one runs at a time, the next waits its turn in the queue.
+# An import streams its files a batch of conversations at a time, but one conversation is held
+# whole (a 60 MB one is hundreds of MB parsed): one runs at a time, the next waits its turn.
 ONE_AT_A_TIME = "imports"
 WAIT_TURN = 15  # seconds before an import that found another running looks again
 
@@ -160,10 +160,7 @@ def run_import(import_id: str) -> str:
     progress = Progress(record)
     progress.save(force=True)
     try:
-        files = []
-        for name, path in zip(options["files"], upload_paths(record)):
-            with open(path, "rb") as file:
-                files.append((name, file.read()))
+        files = list(zip(options["files"], upload_paths(record)))  # streamed from disk
         try:
             # Staff read customers' conversations; writing what the assistant will believe about
             # a customer (memories) or obey in their chats (instructions) is an admin's act.
@@ -173,7 +170,6 @@ def run_import(import_id: str) -> str:
         except InvalidImport as error:  # a single file's refusal names it too
             raise InvalidImport(f"{files[0][0]}: {error}" if len(files) == 1 else str(error)) \
                 from None
-        del files
         if not options.get("distil"):
             from ..memories import leave_undistilled
             leave_undistilled(result.conversations)

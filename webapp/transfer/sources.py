@@ -43,13 +43,15 @@ def import_key(checked: Checked) -> str:
     return f"sha256:{digest(words)}"
 
 
-def not_yet_imported(checked: list[Checked], owner: User) -> tuple[list[Checked], int]:
+def not_yet_imported(checked: list[Checked], owner: User, seen: set | None = None
+                     ) -> tuple[list[Checked], int]:
     """The conversations `owner` does not have yet, each keyed for storing, and how many were
     left out: imported before, or a second record with the same source id within these files
     (two records of the same words, in a data set, are both kept). (The conversation a Nimbus
-    export was made from is no import: importing its export beside it makes a copy, on purpose.)"""
+    export was made from is no import: importing its export beside it makes a copy, on purpose.) `seen` holds the source keys of the same
+    import's earlier batches, and gains these."""
     keys = [import_key(one) for one in checked]
-    known = set()
+    known = seen if seen is not None else set()
     for start in range(0, len(keys), LOOKUP_BATCH):
         known.update(db.session.scalars(select(Conversation.import_key).where(
             Conversation.user_id == owner.id, Conversation.deleted_at.is_(None),
