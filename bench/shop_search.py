@@ -60,17 +60,18 @@ def memory_text(rng: random.Random, i: int) -> str:
     return f"{fact}; they asked to be told when it changes (note {i})."
 
 
-def owner(i: int, size: int, many: int, few: int, rest: list[int]) -> int:
-    """Who row `i` of `size` is about: every twentieth the busy customer's, ten the quiet one's
+def owner(i: int, size: int, many: int, few: int, rest: list[int], every: int = 20) -> int:
+    """Who row `i` of `size` is about: every `every`-th the busy customer's, ten the quiet one's
     (spread over the shop's history), the others round the rest."""
-    if i % 20 == 0:
+    if i % every == 0:
         return many
     return few if i % (size // 10 or 1) == 1 else rest[i % len(rest)]
 
 
-def build_shop(turns: int, memories: int, customers: int) -> dict:
-    """The shop: `customers` customers, one with many rows (a twentieth of each) and one with few
-    (ten turns, ten memories), the rest spread over the others. Returns the two and the texts."""
+def build_shop(turns: int, memories: int, customers: int, every: int = 20) -> dict:
+    """The shop: `customers` customers, one with many rows (one turn in `every`, a twentieth of the
+    memories) and one with few (ten turns, ten memories), the rest spread over the others.
+    Returns the two and the texts."""
     tenant = get_or_create_tenant("shop", "Shop")
     db.session.execute(insert(User), [{"tenant_id": tenant.id, "email": f"c{i}@shop.invalid",
                                        "name": f"Customer {i}"} for i in range(customers)])
@@ -83,7 +84,7 @@ def build_shop(turns: int, memories: int, customers: int) -> dict:
     corpus, session_rows, written, corpus_index = None, [], 0, 0
     batch = []
     for i in range(turns):
-        whom = owner(i, turns, many, few, rest)
+        whom = owner(i, turns, many, few, rest, every)
         if not session_rows:
             if corpus is None or not corpus.sessions:
                 corpus = build_user(corpus_index)
@@ -184,6 +185,9 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--customers", type=int, default=2_000)
     parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--busy-every", type=int, default=20, help="every how many turns are "
+                        "the busy customer's (4 with --turns 200000: a busy customer's 50,000 "
+                        "turns in a smaller shop)")
     parser.add_argument("--database", help="an empty database's URL (default: SQLite, temporary)")
     parser.add_argument("--reuse", action="store_true",
                         help="search the shop an earlier run built in --database")
@@ -212,7 +216,7 @@ def main() -> None:
         else:
             create_schema()
             started = time.perf_counter()
-            shop = build_shop(args.turns, args.memories, args.customers)
+            shop = build_shop(args.turns, args.memories, args.customers, args.busy_every)
             shop["size"] = (f"{args.customers} customers, {args.turns} turns, "
                             f"{args.memories} memories")
             print(f"{db.engine.dialect.name}: {shop['size']}, built in "
