@@ -106,7 +106,7 @@ def test_a_refused_first_message_leaves_no_empty_conversation(app, guest, monkey
 
     def fail(*args):
         raise RuntimeError("the database refused the turn")
-    monkeypatch.setattr(storage, "start_turn", fail)
+    monkeypatch.setattr(storage, "add_turn", fail)  # the one write of a new turn
     before = stored()
     with pytest.raises(RuntimeError):
         guest.post("/messages", data={"message": "Hello"})
