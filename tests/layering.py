@@ -17,6 +17,7 @@ PLACES = {
     "llm": "infrastructure", "local_time": "infrastructure", "locks": "infrastructure",
     "security": "infrastructure", "tracing": "infrastructure", "audit": "infrastructure", "logs": "infrastructure",
     "jobs": "infrastructure", "storage": "infrastructure", "titles": "infrastructure",
+    "pacing": "infrastructure",  # background batches rest while replies are being written
     "context": "context", "agent": "agent", "memories": "memories",
     "shop": "domain", "transfer": "domain", "accounts": "domain", "runs": "runs",
     "branches": "domain",  # a conversation's versions, swapped in and out of its turns

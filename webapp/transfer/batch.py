@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from ..extensions import db
 from ..models import Conversation, User
+from ..pacing import Pace
 from ..plurals import plural
 from .formats import parse, read_each
 from .importer import (TURNS_PER_COMMIT, WRITE_BATCH, Checked, InvalidImport, write_in_parts,
@@ -114,13 +115,14 @@ def import_each(checked: list[Checked], user: User, progress=None, stored=None) 
     stored whole or not at all and a failure keeps those committed before it; `progress(turns)`
     and `stored(conversations)` are called after each batch's commit. Everything that can refuse a conversation was checked before:
     writing it cannot. (A commit per conversation would spend most of the import on fsync.)"""
-    result = ImportResult()
+    result, pace = ImportResult(), Pace()
     try:
         for start in range(0, len(checked), WRITE_BATCH):
             batch = checked[start:start + WRITE_BATCH]
             result.conversations += map(Imported.of, write_many(batch, user))
             result.count(batch)
             db.session.commit()
+            pace.batch_done()
             if progress:
                 progress(sum(len(one.turns) for one in batch))
             if stored:
@@ -197,6 +199,7 @@ class Writer:
         self.user, self.personal, self.strict, self.stored = user, personal, strict, stored
         self.result, self.waiting, self.read, self.seen = ImportResult(), [], 0, set()
         self.would = {"instructions": 0, "memories": 0}
+        self.pace = Pace()  # between batches, rests while replies are being written
 
     def add(self, one: Checked) -> None:
         self.read += 1
@@ -221,11 +224,12 @@ class Writer:
             if self.strict or len(fresh) > 1 or len(fresh[0].turns) <= TURNS_PER_COMMIT:
                 written = write_many(fresh, self.user)
             else:
-                written = [write_in_parts(fresh[0], self.user)]
+                written = [write_in_parts(fresh[0], self.user, self.pace)]
             self.result.conversations += map(Imported.of, written)
             self.result.count(fresh)
             if not self.strict:
                 db.session.commit()
+                self.pace.batch_done()
         except BaseException:
             db.session.rollback()
             raise

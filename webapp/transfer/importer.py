@@ -13,6 +13,7 @@ from sqlalchemy import insert
 
 from ..titles import short_title
 from ..extensions import db
+from ..pacing import Pace
 from ..llm import ROLES, compact_turn, final_answer, estimate_messages
 from ..context import store_texts, text_hash
 from ..context.summary.models import ConversationSummary
@@ -224,7 +225,7 @@ def write_many(checked: list[Checked], user: User) -> list[Conversation]:
     return [conversation for conversation, _ in built]
 
 
-def write_in_parts(checked: Checked, user: User) -> Conversation:
+def write_in_parts(checked: Checked, user: User, pace: Pace | None = None) -> Conversation:
     """Store a conversation of more than TURNS_PER_COMMIT turns in commits of that many, so the
     write lock is never held for long. It stays hidden (deleted_at ahead of now, renewed with
     each part) until its last part: nobody sees it half written, and a worker that dies midway
@@ -240,6 +241,8 @@ def write_in_parts(checked: Checked, user: User) -> Conversation:
             db.session.execute(insert(Turn), [{**row, "conversation_id": conversation.id}
                                               for row in rows[start:start + TURNS_PER_COMMIT]])
             db.session.commit()
+            if pace is not None:
+                pace.batch_done()
         add_extras(checked, conversation, user)
         conversation.deleted_at, conversation.updated_at = None, updated_at
         db.session.flush()

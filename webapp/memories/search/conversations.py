@@ -4,6 +4,7 @@ from sqlalchemy import bindparam, func, select
 
 from ...extensions import db
 from ...models import Conversation, Turn
+from ...pacing import Pace
 from .branch_hits import search_branches
 from .embeddings import QueryEmbedding, embed_many
 from .keyword_tables import own_turns
@@ -44,10 +45,12 @@ def store_turn_vectors(turns: list[Turn], config) -> int:
 def embed_turns_in_batches(turn_ids: list[int], config, batch: int = EMBED_BATCH):
     """Embed these turns `batch` at a time, one commit each: (turns read, turns embedded) per
     batch, so a caller can show progress (`memories embed`) or just add them up (an import)."""
+    pace = Pace()  # the model's runs give way to replies being written
     for start in range(0, len(turn_ids), batch):
         chunk = turn_ids[start:start + batch]
         rows = db.session.scalars(select(Turn).where(Turn.id.in_(chunk))).all()
         yield len(rows), store_turn_vectors(rows, config)
+        pace.batch_done()
 
 
 def newest_turns(user, limit: int) -> list:
