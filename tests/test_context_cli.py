@@ -7,7 +7,7 @@ from webapp.context.assemble import STRATEGIES
 from webapp.storage import create_conversation
 
 from webapp.context.summary.section import cached_summary, needs_refresh
-from webapp.shop.demo_conversation import summary_fold_held
+from webapp.shop.demo_conversation import background_held
 
 from .support import ask, run
 
@@ -109,7 +109,7 @@ def database_rows() -> list[str]:
 @pytest.fixture
 def behind(chatted):
     """More turns fell out of the window than the summary covers: no worker has folded them."""
-    with summary_fold_held():
+    with background_held():
         for question in FILLER * 3:
             ask(chatted.user, question, chatted)
     assert needs_refresh(chatted, current_app.config)

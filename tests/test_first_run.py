@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import select
 
 from webapp.extensions import db
+from webapp.memories import jobs as memory_jobs
 from webapp.memories.models import Memory
 from webapp.models import Conversation
 
@@ -124,3 +125,15 @@ def test_init_db_demo_prints_a_one_time_sign_in_link_that_opens_the_viewer(fresh
     assert 'data-fate="DROPPED"' in client.get(opened.headers["Location"]).text
     fresh_request_globals()
     assert redeem(fresh_app.test_client(), link).status_code == 410  # once only
+
+
+def test_init_db_demo_queues_no_distil_that_would_find_nothing_to_do(fresh_app, monkeypatch):
+    """The seed distils its conversation once, at the end: a job queued per seeded turn would
+    each log "waiting: 0 new messages" at a self-hoster's first start."""
+    queued = []
+    monkeypatch.setattr(memory_jobs, "enqueue", lambda task, *args: queued.append(task.name))
+    result = fresh_app.test_cli_runner().invoke(args=["init-db", "--demo"])
+    assert result.exit_code == 0, result.output
+    assert "distil_job" not in queued
+    with fresh_app.app_context():
+        assert db.session.scalar(select(Memory.id).limit(1)) is not None  # the seed's own distil

@@ -26,7 +26,8 @@ def test_a_second_app_registers_nothing_twice(app, tmp_path):
     assert wired() == before
     assert REGISTRY is hooks.TOOLS and "lookup_order" in REGISTRY and "save_memory" in REGISTRY
     assert [s.__name__ for s in hooks.SECTION_SOURCES] == ["memory_section", "summary_section"]
-    assert sorted(h.__name__ for h in hooks.AFTER_TURN) == ["after_turn", "queue_summary", "queue_title"]
+    assert sorted(h.__name__ for h in hooks.AFTER_TURN) == ["queue_distil", "queue_summary", "queue_title",
+                                                             "queue_turn_vector"]
     assert len(set(hooks.AFTER_TURN)) == len(hooks.AFTER_TURN)
 
 

@@ -8,7 +8,7 @@ tables in models.py; nothing else (tests/test_layers.py holds the rule).
 from .distiller.distil import distil_window
 from .distiller.imported import leave_undistilled
 from .distiller.phrasing import about, to_you
-from .jobs import embed_conversation_job, embed_import_job
+from .jobs import embed_conversation_job, embed_import_job, queue_distil
 from .search import keyword_index
 from .search.keyword_index import forget_deleted_words
 from .search.index_queries import Indexed
@@ -25,13 +25,13 @@ __all__ = ["ACCOUNT", "ORDER", "TENANT_WORD", "Changer", "Indexed", "InvalidMemo
            "InvalidScope", "SessionScope", "TURN_INDEX", "TURN_TEXT", "about", "applies_to",
            "delete_memory", "describe", "distil_window", "embed_conversation_job", "embed_import_job", "embed_turns_job",
            "forget_deleted_words", "history_of", "keyword_index", "leave_undistilled",
-           "memory_records", "remember", "scope_for_customer", "scored", "sharing_choice",
+           "memory_records", "queue_distil", "remember", "scope_for_customer", "scored", "sharing_choice",
            "to_you", "update_content", "without_vector"]
 
 
 def init_app(app) -> None:
     """Wire memory into the app: the memory section of every request (before any summary), the
-    tools, the after-turn hook and jobs (with the sweep for vectors an outage lost), the offline
+    tools, the after-turn hooks and jobs (with the sweep for vectors an outage lost), the offline
     model's distiller, commands and pages."""
     from .. import hooks
     from ..agent import register_tools
@@ -42,7 +42,8 @@ def init_app(app) -> None:
     from .search import lost_vectors
     hooks.add(hooks.SECTION_SOURCES, block.memory_section, first=True)
     register_tools(*tools.TOOLS)
-    hooks.add(hooks.AFTER_TURN, jobs.after_turn)
+    hooks.add(hooks.AFTER_TURN, jobs.queue_distil)
+    hooks.add(hooks.AFTER_TURN, jobs.queue_turn_vector)
     register_jobs(*jobs.JOBS, *lost_vectors.JOBS)
     hooks.add(hooks.OFFLINE_TASKS, offline_distiller.distil_offline)
     cli.init_app(app)

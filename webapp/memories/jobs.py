@@ -1,6 +1,7 @@
 """Background work of long-term memory: distil on compression, the inactive sweep, turn vectors.
 
-All of it runs after the answer has gone out; memories' init_app registers it (JOBS, after_turn).
+All of it runs after the answer has gone out; memories' init_app registers it (JOBS, and the
+after-turn hooks queue_distil and queue_turn_vector).
 """
 import logging
 from datetime import timedelta
@@ -72,12 +73,16 @@ def left_the_window(plan) -> bool:
             or (older is not None and older[0] not in (FULL, COMPACTED)))
 
 
-def after_turn(turn, plan) -> None:
-    """Queue the distiller on compression (with the configured floor) and the turn's vector."""
+def queue_distil(turn, plan) -> None:
+    """Queue the distiller once turns leave the window (with the configured floor)."""
     config = current_app.config
     if config["NIMBUS_MEMORY_DISTIL_ON_COMPRESS"] and left_the_window(plan):
         enqueue(distil_job, turn.conversation_id, config["NIMBUS_MEMORY_MIN_MESSAGES"])
-    if config.get("NIMBUS_MEMORY_SEARCH"):
+
+
+def queue_turn_vector(turn, plan) -> None:
+    """Queue the turn's vector, so conversation search finds it by meaning."""
+    if current_app.config.get("NIMBUS_MEMORY_SEARCH"):
         enqueue(embed_turn_job, turn.id)
 
 

@@ -12,7 +12,7 @@ from ..hooks import AFTER_TURN
 from ..context import set_mark, EXCLUDED, WORDS_MAY_REMAIN, fold_due, queue_summary, refresh_summary
 from ..extensions import db
 from ..llm import OfflineModel
-from ..memories import distil_window
+from ..memories import distil_window, queue_distil
 from ..models import Conversation, User
 from ..storage import create_conversation, start_turn
 
@@ -63,16 +63,15 @@ QUESTIONS = [
 
 
 @contextmanager
-def summary_fold_held():
-    """Keep the after-turn hook from queuing folds: the seed folds once, where it chooses."""
-    held = queue_summary in AFTER_TURN
-    if held:
-        AFTER_TURN.remove(queue_summary)
+def background_held():
+    """Keep the after-turn hooks from queuing folds and distils: the seed folds where it
+    chooses and distils once at the end, so a queued job would only find nothing left to do."""
+    hooks = list(AFTER_TURN)
+    AFTER_TURN[:] = [hook for hook in hooks if hook not in (queue_summary, queue_distil)]
     try:
         yield
     finally:
-        if held and queue_summary not in AFTER_TURN:
-            AFTER_TURN.append(queue_summary)
+        AFTER_TURN[:] = hooks  # in their order: jobs run inline in tests, in that order
 
 
 def seeded_conversation(user: User) -> Conversation | None:
@@ -93,7 +92,7 @@ def seed_long_conversation(user: User, config) -> Conversation | None:
     offline = {**config, "OPENAI_API_KEY": None, "OPENAI_BASE_URL": None,
                "NIMBUS_CONTEXT_WINDOW": None, "NIMBUS_PROVIDER_SLOTS": None}
     turns = {}
-    with summary_fold_held():  # folded here, in line, where the worker would fold
+    with background_held():  # folded and distilled here, in line, not by the worker
         for number, question in enumerate(QUESTIONS, 1):
             turns[number] = start_turn(conversation, question)
             for _ in run_turn(turns[number], model, offline):
