@@ -12,6 +12,9 @@ in the app (NIMBUS_RATE_LIMIT_ENABLED=0): every guest here shares one IP address
     python bench/load.py --n 500 --database postgresql --redis
     python bench/load.py --n 50 --tracing                    # the same, tracing off then on
 
+Each N also prints the CPU a reply cost: the app's web workers, this bench's own guests, and
+the whole machine, with how busy the machine was: a crowd that keeps every CPU busy waits for
+CPU, not for a queue the app could remove.
 Ends with one line for the largest N:
 load @N streams: completed C/N, failed F, pending P, first-token p95 X ms, other-user write p95 Y ms
 With --tracing the whole run is made twice, on a fresh database each time: without
@@ -25,6 +28,7 @@ monkey.patch_all()
 
 import argparse  # noqa: E402
 import os  # noqa: E402
+import resource  # noqa: E402
 import secrets  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -95,9 +99,34 @@ def renamer(port: int, words: int, running, latencies: list, failures: list) -> 
         gevent.sleep(0.25)
 
 
-def load(port: int, n: int, words: int, database_url: str, renamers: int) -> dict:
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU these processes have used (0 for one that is gone)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def machine_busy() -> float:
+    """CPU-seconds the whole machine has spent busy (not idle or waiting on the disk)."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_now(web: list[int]) -> tuple:
+    return cpu_seconds(web), resource.getrusage(resource.RUSAGE_SELF), machine_busy()
+
+
+def load(port: int, n: int, words: int, database_url: str, renamers: int, web=()) -> dict:
     from gevent.event import Event
     running, latencies, failures = Event(), [], []
+    cpu_before = cpu_now(list(web))
     results = [{} for _ in range(n)]
     writers = [gevent.spawn(renamer, port, words, running, latencies, failures)
                for _ in range(renamers)]
@@ -106,6 +135,7 @@ def load(port: int, n: int, words: int, database_url: str, renamers: int) -> dic
     started = time.monotonic()
     gevent.joinall([gevent.spawn(converse, port, words, result) for result in results])
     wall = time.monotonic() - started
+    cpu_after = cpu_now(list(web))
     running.clear()
     gevent.joinall(writers, timeout=30)
     errors: dict[str, int] = {}
@@ -118,7 +148,11 @@ def load(port: int, n: int, words: int, database_url: str, renamers: int) -> dic
             "refusals": sum(r.get("refusals", 0) for r in results),
             "first": [r["first_token"] * 1000 for r in results if "first_token" in r],
             "total": [r["total"] * 1000 for r in results if "total" in r],
-            "writes": latencies, "write_failures": len(failures), "wall": wall, "errors": errors}
+            "writes": latencies, "write_failures": len(failures), "wall": wall, "errors": errors,
+            "cpu": {"web": cpu_after[0] - cpu_before[0],
+                    "client": (cpu_after[1].ru_utime + cpu_after[1].ru_stime
+                               - cpu_before[1].ru_utime - cpu_before[1].ru_stime),
+                    "machine": cpu_after[2] - cpu_before[2]}}
 
 
 def print_table(row: dict, baseline: dict) -> None:
@@ -132,6 +166,11 @@ def print_table(row: dict, baseline: dict) -> None:
                                 ("reply to done", row["total"], base_total)):
         print(f"  {label:<28}p50 {p(values, .5):7.0f} ms  p95 {p(values, .95):7.0f} ms  "
               f"(p95 ×{p(values, .95) / base:.2f} of one guest alone)")
+    cpu, cores = row["cpu"], os.cpu_count()
+    print(f"  {'CPU per reply':<28}web workers {cpu['web'] * 1000 / row['n']:.1f} ms, this bench's "
+          f"guests {cpu['client'] * 1000 / row['n']:.1f} ms, whole machine "
+          f"{cpu['machine'] * 1000 / row['n']:.1f} ms; the machine was busy "
+          f"{cpu['machine'] / (cores * row['wall']):.0%} of its {cores} CPUs for {row['wall']:.1f} s")
     print(f"  {'other-user rename':<28}p50 {p(row['writes'], .5):7.0f} ms  "
           f"p95 {p(row['writes'], .95):7.0f} ms  ({len(row['writes'])} renames, "
           f"{row['write_failures']} failed)")
@@ -158,12 +197,13 @@ def run(args, label: str = "", **extra) -> dict:
               f"each first token, a tool call, {args.words} words {args.pace} s apart; "
               f"{args.renamers} guests renaming meanwhile; rate limits off (one shared IP); "
               f"{os.cpu_count()} CPUs")
+        web = [app.pid, *live_app.worker_pids(app.pid)]
         load(port, 2 * args.workers, args.words, database_url, 0)  # warm every worker up
-        baseline = load(port, 1, args.words, database_url, 0)
+        baseline = load(port, 1, args.words, database_url, 0, web)
         print(f"one guest alone: first token {p(baseline['first'], .5):.0f} ms, "
               f"reply to done {p(baseline['total'], .5):.0f} ms")
         for n in (int(value) for value in args.n.split(",")):
-            row = load(port, n, args.words, database_url, args.renamers)
+            row = load(port, n, args.words, database_url, args.renamers, web)
             print_table(row, baseline)
         print(f"load @{row['n']} streams{label}: completed {row['completed']}/{row['n']}, "
               f"failed {row['failed']}, pending {row['pending']}, first-token p95 "
