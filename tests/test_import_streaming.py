@@ -134,3 +134,34 @@ def test_a_long_conversation_is_written_in_short_commits_and_hidden_until_whole(
     assert all(state == [(35, False)] for state in parts[:-1])  # hidden while half written
     assert parts[-1] == [(35, True)]
     assert db.session.query(Turn).filter_by(conversation_id=one.id).count() == 35
+
+
+def test_a_long_conversation_cut_off_midway_cannot_be_restored_half_written(app, guest, monkeypatch):
+    """A worker that dies while writing a long conversation leaves it hidden for the deletion
+    sweep; its owner's undo must not bring back the half that was written."""
+    from webapp import pacing
+    from webapp.transfer import importer
+    from .support import guest_user
+    monkeypatch.setattr(importer, "TURNS_PER_COMMIT", 10)
+    monkeypatch.setattr(batch, "TURNS_PER_COMMIT", 10)
+    parts = []
+
+    def worker_dies(pace):
+        parts.append(1)
+        if len(parts) == 2:
+            raise SystemExit("the worker was killed")
+    monkeypatch.setattr(pacing.Pace, "batch_done", worker_dies)
+    messages = [{"role": role, "content": f"{role} {n}"} for n in range(35)
+                for role in ("user", "assistant")]
+    raw = json.dumps([{"messages": messages, "id": "long"}]).encode()
+    try:
+        batch.import_files([("long.json", raw)], guest_user(guest))
+    except SystemExit:
+        pass
+    (half,) = db.session.query(Conversation).all()
+    assert half.deleted_at is not None
+    assert db.session.query(Turn).filter_by(conversation_id=half.id).count() == 20
+    assert guest.post(f"/c/{half.id}/restore").status_code == 404
+    db.session.expire_all()
+    assert db.session.get(Conversation, half.id).deleted_at is not None
+    assert guest.get(f"/c/{half.id}").status_code == 404

@@ -42,9 +42,11 @@ def get_deleted_conversation(conversation_id: str, user: User) -> Conversation |
     conversation = db.session.get(Conversation, str(conversation_id)[:64])
     if conversation is None or conversation.user_id != user.id or not conversation.deleted_at:
         return None
-    window = timedelta(seconds=current_app.config["NIMBUS_DELETE_UNDO_SECONDS"])
-    if conversation.deleted_at < utcnow() - window:
+    window, now = timedelta(seconds=current_app.config["NIMBUS_DELETE_UNDO_SECONDS"]), utcnow()
+    if conversation.deleted_at < now - window:
         return None  # too late, even if the worker has not deleted it for good yet
+    if conversation.deleted_at > now:
+        return None  # hidden ahead of now: an import still writing it, or cut off midway
     return conversation
 
 
