@@ -43,6 +43,7 @@ class Indexed:
     # scope's rows newest first on an index, testing each row's kept words (see walks).
     kept_words: object = None
     walked: Callable | None = None
+    kept_counts: bool = False  # PostgreSQL keeps each person's word counts (word_counts.py)
 
     def scope_hits(self, statement, walk: bool = False):
         return (self.walked if walk else self.matched or self.scoped)(statement)
