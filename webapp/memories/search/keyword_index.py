@@ -94,8 +94,11 @@ POSTGRES_DDL = [
     "ALTER TABLE turns ADD COLUMN IF NOT EXISTS search_words tsvector "
     f"GENERATED ALWAYS AS ({POSTGRES_TURN_WORDS}) STORED",
     f"CREATE INDEX IF NOT EXISTS ix_turns_owner_newest ON turns (({POSTGRES_OWNER.format(t='')}), id)",
-    # Migration 0043: each person's word counts kept by the database (word_counts.py).
+    # Migration 0043: each person's word counts kept by the database (word_counts.py), and
+    # their turns on a date found without probing each of their conversations.
     *KEPT_COUNTS_DDL,
+    f"CREATE INDEX IF NOT EXISTS ix_turns_owner_created ON turns "
+    f"(({POSTGRES_OWNER.format(t='')}), created_at)",
     # Written directly (migration 0041): with a pending list, every search read all of it first.
     *(f"ALTER INDEX {name} SET (fastupdate = off)" for name in ("ix_memories_fulltext",
                                                                "ix_turns_fulltext")),
