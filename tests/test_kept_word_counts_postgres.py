@@ -12,6 +12,7 @@ from sqlalchemy import delete, insert, text, update
 
 from webapp import create_app
 from webapp.accounts import find_user, seed_demo
+from webapp.accounts.personal_data import delete_user_data
 from webapp.database import MIGRATIONS, create_schema
 from webapp.extensions import db
 from webapp.memories.search import keywords, statements
@@ -98,6 +99,21 @@ def test_kept_counts_follow_every_write_of_a_persons_turns(shop):
     delete_conversation_for_good(second)  # deleted outright, never hidden
     assert_counts_right(alex, sam)
     assert counts(sam, True)["boiler"] == 1 and other.id
+    # a word none of their turns holds any more leaves no row behind
+    assert db.session.scalar(text("SELECT count(*) FROM turn_word_rows WHERE turns <= 0")) == 0
+
+
+def test_a_deleted_account_leaves_none_of_its_words(shop):
+    alex, sam = shop
+    imported(alex, ["parcel kettle"])
+    mark_deleted(imported(sam, ["secret boiler"]))  # hidden, then the account goes
+    imported(sam, ["private lamp"])
+    sam_id = sam.id
+    delete_user_data(sam, "test")
+    db.session.commit()
+    assert db.session.scalar(text("SELECT count(*) FROM turn_word_rows WHERE owner_id = :id"),
+                             {"id": sam_id}) == 0
+    assert_counts_right(alex)
 
 
 def test_a_search_ranks_with_kept_counts_as_with_counted_ones(shop):

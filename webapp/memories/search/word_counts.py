@@ -21,6 +21,12 @@ CHANGE = ("INSERT INTO turn_word_rows (owner_id, word, turns) SELECT t.owner_id,
           "ORDER BY 1, 2 ON CONFLICT (owner_id, word) DO UPDATE SET turns = turn_word_rows.turns "
           "+ excluded.turns")
 # An update's rows whose counting changed (a heartbeat or a pin changes none), before or after.
+# A word none of the person's turns holds any more leaves no row (an account deleted
+# leaves none of its words).
+CLEARED = ("DELETE FROM turn_word_rows k USING (SELECT DISTINCT t.owner_id, w.word "
+           "FROM {source} CROSS JOIN LATERAL unnest(tsvector_to_array(t.search_words)) AS w(word) "
+           "WHERE {counted}) "
+           "d WHERE k.owner_id = d.owner_id AND k.word = d.word AND k.turns = 0")
 CHANGED = ("(SELECT {side}.* FROM gone g JOIN added a ON a.id = g.id WHERE (g.owner_id, g.outcome, "
            "g.conversation_id, g.search_words) IS DISTINCT FROM (a.owner_id, a.outcome, "
            "a.conversation_id, a.search_words)) t")
@@ -33,13 +39,18 @@ def change(sign, source: str, counted: str = COUNTED) -> str:
     return CHANGE.format(sign=sign, source=source, counted=counted)
 
 
+def cleared(source: str) -> str:
+    return CLEARED.format(source=source, counted=COUNTED)
+
+
 KEPT_COUNTS_TABLE = ("CREATE TABLE IF NOT EXISTS turn_word_rows (owner_id integer NOT NULL, "
                      "word text NOT NULL, turns integer NOT NULL, PRIMARY KEY (owner_id, word))")
 KEPT_COUNTS_TRIGGERS = [
     "CREATE OR REPLACE FUNCTION turn_word_rows_changed() RETURNS trigger LANGUAGE plpgsql AS $$ "
     "BEGIN IF TG_OP = 'UPDATE' THEN "
     f"{change(-1, CHANGED.format(side='g'))}; {change(1, CHANGED.format(side='a'))}; "
-    f"ELSIF TG_OP = 'DELETE' THEN {change(-1, 'gone t')}; "
+    f"{cleared(CHANGED.format(side='g'))}; "
+    f"ELSIF TG_OP = 'DELETE' THEN {change(-1, 'gone t')}; {cleared('gone t')}; "
     f"ELSE {change(1, 'added t')}; END IF; "
     "RETURN NULL; END $$",
     "CREATE OR REPLACE FUNCTION turn_word_rows_conversation() RETURNS trigger "
