@@ -122,5 +122,6 @@ def person_turns() -> Indexed:
                    form=("a person's turns",), **TURN_INDEX,
                    tokens=lambda values: [str(values["scope_user"])],
                    token_column=("owner_id", "owner"), matched=owned_turns,
-                   ranged=turns_by_owner, dated=turns_by_owner, kept_words=literal_column("turns.search_words"),
-                   walked=walked_turns, kept_counts=True)
+                   ranged=turns_by_owner, dated=turns_by_owner,
+                   kept_words=literal_column("turns.search_words"), walked=walked_turns,
+                   kept_counts=True)
