@@ -14,19 +14,19 @@ from sqlalchemy import Integer, bindparam, case, column, func, literal_column, s
 COUNTED = ("t.owner_id IS NOT NULL AND t.outcome <> 'pending' AND NOT EXISTS (SELECT 1 FROM "
            "conversations c WHERE c.id = t.conversation_id AND c.deleted_at IS NOT NULL)")
 # Add `sign` times each counted turn's words, from the rows `source` (a FROM clause naming t),
-# locking the counts in one order whoever writes, so two writers never wait on each other.
+# locking the counts in one order whoever writes (two such statements cannot deadlock).
 CHANGE = ("INSERT INTO turn_word_rows (owner_id, word, turns) SELECT t.owner_id, w.word, "
           "{sign} * count(*) FROM {source} CROSS JOIN LATERAL "
           "unnest(tsvector_to_array(t.search_words)) AS w(word) WHERE {counted} GROUP BY 1, 2 "
           "ORDER BY 1, 2 ON CONFLICT (owner_id, word) DO UPDATE SET turns = turn_word_rows.turns "
           "+ excluded.turns")
-# An update's rows whose counting changed (a heartbeat or a pin changes none), before or after.
 # A word none of the person's turns holds any more leaves no row (an account deleted
 # leaves none of its words).
 CLEARED = ("DELETE FROM turn_word_rows k USING (SELECT DISTINCT t.owner_id, w.word "
            "FROM {source} CROSS JOIN LATERAL unnest(tsvector_to_array(t.search_words)) AS w(word) "
            "WHERE {counted}) "
            "d WHERE k.owner_id = d.owner_id AND k.word = d.word AND k.turns = 0")
+# An update's rows whose counting changed (a heartbeat or a pin changes none), before or after.
 CHANGED = ("(SELECT {side}.* FROM gone g JOIN added a ON a.id = g.id WHERE (g.owner_id, g.outcome, "
            "g.conversation_id, g.search_words) IS DISTINCT FROM (a.owner_id, a.outcome, "
            "a.conversation_id, a.search_words)) t")
