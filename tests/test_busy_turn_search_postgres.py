@@ -103,7 +103,9 @@ def test_the_estimate_past_the_cap_walks_the_persons_newest_turns(busy_shop, mon
     alex, _ = busy_shop
     monkeypatch.setattr(statements, "STATEMENTS", {})
     monkeypatch.setattr(keywords, "COUNT_CAP", 100)
-    run = statements_run(lambda: keywords.turn_scores(alex, "parcel kettle", 40))
+    counted = replace(keywords.turns_indexed(alex), kept_counts=False)  # as for a split word
+    run = statements_run(lambda: keywords.scored(counted, "parcel kettle", 40,
+                                                 keywords.asked_and_answered))
     estimate = [(statement, values) for statement, values in run if "row_number" in statement]
     assert estimate, [statement for statement, _ in run]
     db.session.execute(text("SET plan_cache_mode = force_generic_plan"))
@@ -123,7 +125,7 @@ def test_a_walk_finds_what_the_gin_index_found(busy_shop, monkeypatch, window):
     monkeypatch.setattr(keywords, "COUNT_CAP", 100)
     monkeypatch.setattr(keywords, "ESTIMATE_WINDOW", window)
     for person in busy_shop:
-        indexed = keywords.turns_indexed(person)
+        indexed = replace(keywords.turns_indexed(person), kept_counts=False)  # counted, estimated
         before = replace(indexed, walked=None, ranged=owned_turns, form=None)
         for question in QUESTIONS:
             found = keywords.scored(indexed, question, 40, keywords.asked_and_answered)

@@ -187,8 +187,8 @@ def row_for(table, i: int, stored) -> dict:
             row[column.name] = parent_row(stored, table, key, row)[parent_column]
         elif name in NOT_SET:
             row[column.name] = None
-        elif column.name in row:
-            continue
+        elif column.name in row or column.computed is not None:
+            continue  # set already, or the database computes it (turns.search_words)
         elif column.primary_key and isinstance(column.type, Integer) and len(table.primary_key) == 1:
             continue  # the database numbers it
         else:

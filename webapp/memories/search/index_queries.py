@@ -39,10 +39,12 @@ class Indexed:
     token_column: tuple = ("", "")
     matched: Callable | None = None  # `scoped` for the rows the index found (default: scoped)
     ranged: Callable | None = None  # `scoped` for a range of ids, the newest (default: scoped)
+    dated: Callable | None = None  # PostgreSQL: `scoped` for rows on dates (default: scoped)
     # PostgreSQL: the words each row keeps (a tsvector column) and `scoped` for a walk of the
     # scope's rows newest first on an index, testing each row's kept words (see walks).
     kept_words: object = None
     walked: Callable | None = None
+    kept_counts: bool = False  # PostgreSQL keeps each person's word counts (word_counts.py)
 
     def scope_hits(self, statement, walk: bool = False):
         return (self.walked if walk else self.matched or self.scoped)(statement)
@@ -108,11 +110,13 @@ def newest_holding(indexed: Indexed, base, name: str, limit: int, walk: bool = F
 
 
 def newest_of(indexed: Indexed, columns, limit, *where):
-    """`columns` of the scope's rows meeting `where`, newest first, up to `limit`: a scope made
-    of branches (memories) walks each apart (see statements.newest_in)."""
+    """`columns` of the scope's rows meeting `where` (on dates), newest first, up to `limit`: a
+    scope made of branches (memories) walks each apart (see statements.newest_in); a person's
+    turns on PostgreSQL are found on their dates index (Indexed.dated)."""
     if indexed.branches:
         return newest_in(indexed.branches, columns, indexed.id, limit, *where)
-    return indexed.scoped(select(*columns).where(*where)).order_by(indexed.id.desc()).limit(limit)
+    scoped = indexed.dated if indexed.dated is not None and is_postgresql() else indexed.scoped
+    return scoped(select(*columns).where(*where)).order_by(indexed.id.desc()).limit(limit)
 
 
 def on_dates(indexed: Indexed, count: int):

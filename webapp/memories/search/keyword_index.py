@@ -15,6 +15,7 @@ next `init-db`) and kept current by the database itself: triggers, or the GIN ex
 from sqlalchemy import event, text
 
 from ...extensions import db
+from .word_counts import KEPT_COUNTS_DDL
 
 # A memory's scope as one word: t<tenant>, w0 (the shop) / a<id> (an account) / o<id> (an order),
 # s<subject> (0: everyone). It ends in a digit, so the Porter stemmer leaves it whole.
@@ -93,6 +94,11 @@ POSTGRES_DDL = [
     "ALTER TABLE turns ADD COLUMN IF NOT EXISTS search_words tsvector "
     f"GENERATED ALWAYS AS ({POSTGRES_TURN_WORDS}) STORED",
     f"CREATE INDEX IF NOT EXISTS ix_turns_owner_newest ON turns (({POSTGRES_OWNER.format(t='')}), id)",
+    # Migration 0043: each person's word counts kept by the database (word_counts.py), and
+    # their turns on a date found without probing each of their conversations.
+    *KEPT_COUNTS_DDL,
+    f"CREATE INDEX IF NOT EXISTS ix_turns_owner_created ON turns "
+    f"(({POSTGRES_OWNER.format(t='')}), created_at)",
     # Written directly (migration 0041): with a pending list, every search read all of it first.
     *(f"ALTER INDEX {name} SET (fastupdate = off)" for name in ("ix_memories_fulltext",
                                                                "ix_turns_fulltext")),
