@@ -7,7 +7,8 @@ person per conversation, as `flask import` would; its turns get their vectors as
 embedding job gives them (embed_turns_in_batches); then every question with evidence is searched
 among its person's turns with the app's conversation search (search_turns, as `flask search`)
 in the modes of bench/recall.py: keyword (NIMBUS_MEMORY_SEARCH off), similarity (MiniLM alone,
-exact, over all the person's turns), hybrid (on) and default (the configuration's defaults).
+exact, over all the person's turns), hybrid (on, score fusion), rank fusion (on, the reciprocal-
+rank fusion before) and default (the configuration's defaults).
 Printed per LoCoMo category and overall, at top 5 and 10: the share of a question's evidence
 turns found (mean over questions) and how often all of them were. --leads measures what other
 turn vectors and fusions would give (bench/recall_real_leads.py).
@@ -27,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 from bench.locomo import CATEGORIES, import_file, load as load_corpus  # noqa: E402
-from bench.recall import cache_vectors, modes, vector_search  # noqa: E402
+from bench.recall import cache_vectors, modes, order, vector_search  # noqa: E402
 from webapp import create_app  # noqa: E402
 from webapp.accounts import get_or_create_tenant, get_or_create_user  # noqa: E402
 from webapp.database import create_schema  # noqa: E402
@@ -116,6 +117,10 @@ def report(results: dict) -> None:
         print(f"\n{MEASURES[measure]}" + (" (share of a question's evidence turns found)"
                                           if measure < 2 else " (every evidence turn found)"))
         table(results, measure)
+    for measure in (1, 0, 3, 2):
+        print(f"order, {MEASURES[measure]}: " + order(
+            {m: percent([r for rows in found.values() for r in rows], measure)
+             for m, (found, _) in results.items() if m in ("keyword", "similarity", "hybrid")}))
 
 
 def sizes(path: str) -> str:

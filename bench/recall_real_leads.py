@@ -1,11 +1,13 @@
 """Leads for the next recall step, measured on LoCoMo in the bench only (bench/recall_real.py
 --leads): a vector per line or per sentence instead of per turn, and a fusion of scores, not
-only of ranks. None of it is product code.
+only of ranks (score fusion with context is now conversation search's: recall.score_fused,
+recall.with_context). None of the rest is product code.
 
 - sim-line, sim-sent: similarity alone, exact, a turn scoring its best line (question or
   answer) or best sentence (each side split at . ! ?);
-- rrf-sent: today's fusion (recall.fused, keyword weight 0.8, similarity floor 0.2) with the
-  product's keyword scores (turn_matches) and sentence similarity in place of the turn vector;
+- rrf-sent: rank fusion (recall.fused, keyword weight 0.8, similarity floor 0.2: conversation
+  search's before score fusion) with the product's keyword scores (turn_matches) and sentence
+  similarity in place of the turn vector;
 - score-turn, score-sent: w x BM25 / the query's best BM25 + (1 - w) x (cosine - floor) / (the
   query's best cosine - floor), 0 below the floor; w is chosen on the first half of the people
   and the other half is shown apart as held out.
