@@ -4,8 +4,10 @@ A corpus the project generates itself (bench/recall_corpus.py: 10 users x 20 ses
 turns of everyday conversation with planted facts, no download) is imported into a fresh SQLite
 database, every turn is embedded in batches, and each question is searched among its user's own
 turns with the app's conversation search (the `search_history` tool, `flask search`, the sidebar)
-in three modes: keyword (NIMBUS_MEMORY_SEARCH off), hybrid (on) and default (the configuration's
-defaults). A question counts as found at k when all its evidence turns are in the top k.
+in the modes keyword (NIMBUS_MEMORY_SEARCH off), similarity (MiniLM alone, exact), hybrid (on:
+score fusion, NIMBUS_HISTORY_FUSION=score), rank fusion (NIMBUS_HISTORY_FUSION=rank, the fusion
+before) and default (the configuration's defaults); the order of keyword, similarity and hybrid is
+printed for comparison with bench/recall_real.py's on LoCoMo. A question counts as found at k when all its evidence turns are in the top k.
 Unanswerable questions have no evidence: for them the figure is how often nothing was returned.
 Hybrid weights were tuned on users 0-4 (bench/recall.py --tune); the held-out line is users 5-9.
 --forms compares ways of embedding a turn (similarity alone).
@@ -192,8 +194,26 @@ def modes(app_config) -> dict:
     memory_defaults = {k: v for k, v in DEFAULTS.items() if k.startswith("NIMBUS_MEMORY")}
     return {"keyword": {**app_config, "NIMBUS_MEMORY_SEARCH": False},
             "similarity": {**app_config, "NIMBUS_MEMORY_SEARCH": True},
-            "hybrid": {**app_config, "NIMBUS_MEMORY_SEARCH": True},
-            "default": {**app_config, **memory_defaults}}
+            "hybrid": {**app_config, "NIMBUS_MEMORY_SEARCH": True,
+                       "NIMBUS_HISTORY_FUSION": "score"},
+            "rank fusion": {**app_config, "NIMBUS_MEMORY_SEARCH": True,
+                            "NIMBUS_HISTORY_FUSION": "rank"},
+            "default": {**app_config, **memory_defaults,
+                        "NIMBUS_HISTORY_FUSION": DEFAULTS["NIMBUS_HISTORY_FUSION"]}}
+
+
+ORDERED = ("keyword", "similarity", "hybrid")
+
+
+def order(cells: dict[str, float]) -> str:
+    """The modes keyword, similarity and hybrid best first, as "hybrid 76.1 > keyword 71.3 >
+    similarity 59.1" (= where equal): the order bench/recall_real.py compares with LoCoMo's."""
+    ranked = sorted(ORDERED, key=lambda m: -cells[m])
+    text = f"{ranked[0]} {cells[ranked[0]]:.1f}"
+    for before, mode in zip(ranked, ranked[1:]):
+        text += f" {'=' if round(cells[mode], 1) == round(cells[before], 1) else '>'} {mode} " \
+                f"{cells[mode]:.1f}"
+    return text
 
 
 def tune(corpus, loaded, hybrid: dict) -> None:
@@ -273,6 +293,11 @@ def main() -> None:
         if held_out:
             print(f"held-out users {held_out[0]}-{held_out[-1]} (never used for tuning) @10: "
                   + ", ".join(f"{m} {v:.1f} %" for m, v in held.items()))
+        answerable = {m: [p for k, ps in f.items() if k != "unanswerable" for p in ps]
+                      for m, (f, _) in results.items()}
+        for at in (1, 0):
+            print(f"order @{10 if at else 5}: " + order({m: percent(p, at)
+                                                        for m, p in answerable.items()}))
         summary = {m: (recall_at_10(f), float(np.percentile(t, 95))) for m, (f, t) in results.items()}
         print(f"\nrecall @10: keyword {summary['keyword'][0]:.1f} %, hybrid "
               f"{summary['hybrid'][0]:.1f} %, default {summary['default'][0]:.1f} %; "

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from webapp.memories.search.embeddings import EmbedderUnavailable, to_bytes
-from webapp.memories.search.recall import RRF_K, fused, rank_hybrid, similarity_alone_may_place
+from webapp.memories.search.recall import (RANK, RRF_K, SCORE, fused, rank_hybrid, score_fused,
+                                           similarity_alone_may_place)
 
 CONFIG = {"NIMBUS_MEMORY_MIN_SIMILARITY": 0.2, "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.5}
 
@@ -34,10 +35,11 @@ def vectors(similarities: dict[int, float]):
     return lambda ids: [row for row in rows if row[0] in ids]
 
 
-def ranked(keyword: dict[int, float], similarities: dict[int, float], query=None, **config):
+def ranked(keyword: dict[int, float], similarities: dict[int, float], query=None,
+           fusion="rank", **config):
     found, mode = rank_hybrid(query or Query(unit(1.0)), [], list(similarities),
                               vectors(similarities), {**CONFIG, **config}, 10,
-                              keyword_scores=keyword)
+                              keyword_scores=keyword, fusion=fusion)
     return [r.id for r in found], mode, found
 
 
@@ -97,3 +99,88 @@ def test_the_newest_rows_are_skipped_only_when_no_row_without_a_keyword_hit_coul
     cannot_place = scores[0] < scores[limit]
     assert similarity_alone_may_place(limit, limit, config) is not cannot_place
     assert similarity_alone_may_place(limit - 1, limit, config)  # fewer hits: always read
+
+
+def test_score_fusion_scales_each_signal_by_the_querys_best():
+    scores = score_fused({1: 4.0, 2: 2.0}, {2: 0.6, 3: 0.4, 4: 0.1}, weight=0.8, floor=0.2)
+    assert scores[1] == pytest.approx(0.8)  # the best keyword hit, no likeness above the floor
+    assert scores[2] == pytest.approx(0.8 * 0.5 + 0.2 * 1.0)  # half the best BM25, the best cosine
+    assert scores[3] == pytest.approx(0.2 * 0.5)  # (0.4 - 0.2) / (0.6 - 0.2)
+    assert 4 not in scores  # under the floor and no keyword hit: not returned
+    assert score_fused({}, {}, 0.8, 0.2) == {}
+    assert score_fused({1: 1.0}, {1: 0.1}, 0.8, 0.2) == {1: pytest.approx(0.8)}
+
+
+def test_score_fusion_keeps_a_keyword_hit_far_ahead_first_where_ranks_would_not():
+    """Rank fusion forgets by how much the best keyword hit leads: a turn sharing the question's
+    rare words (BM25 9) lost to one with a stray common word (BM25 1) that was the most alike."""
+    keyword, likeness = {1: 9.0, 2: 1.0}, {1: 0.3, 2: 0.7, 3: 0.6}
+    by_rank, _, _ = ranked(keyword, likeness, NIMBUS_MEMORY_KEYWORD_WEIGHT=0.5)
+    assert by_rank[0] == 2
+    by_score, _, _ = ranked(keyword, likeness, NIMBUS_MEMORY_KEYWORD_WEIGHT=0.5, fusion=SCORE)
+    assert by_score[:2] == [1, 2]
+
+
+def test_score_fusion_lets_likeness_decide_between_near_equal_keyword_hits():
+    ids, _, found = ranked({1: 3.0, 2: 2.9}, {1: 0.25, 2: 0.8}, fusion=SCORE)
+    assert ids == [2, 1] and found[0].why == "similarity 0.80 · keyword rank 2"
+
+
+@pytest.mark.parametrize("weight", [0.5, 0.8, 0.9])
+@pytest.mark.parametrize("tail", [0.05, 0.2, 0.5, 1.0])
+def test_with_score_fusion_the_newest_rows_are_skipped_only_when_they_cannot_place(weight, tail):
+    """A row without a keyword hit scores at most 1 - w (the most alike of all); the keyword hit
+    at rank `limit` scores at least w x its BM25 / the best."""
+    limit, config = 5, {**CONFIG, "NIMBUS_MEMORY_KEYWORD_WEIGHT": weight}
+    keyword = {1: 1.0, **{i: tail for i in range(2, limit + 1)}}
+    scores = score_fused(keyword, {0: 1.0}, weight, 0.2)
+    cannot_place = scores[0] < min(scores[i] for i in keyword)
+    assert similarity_alone_may_place(limit, limit, config, keyword, SCORE) is not cannot_place
+    assert similarity_alone_may_place(limit - 1, limit, config, keyword, SCORE)
+
+
+def beside_of(pairs: dict[int, list[int]], similarities: dict[int, float]):
+    """A `beside` reading {hit: [its neighbours]}, with vectors of the given likeness."""
+    def beside(ids):
+        return [(n, hit, to_bytes(unit(similarities[n])) if n in similarities else None,
+                 Embedder.name if n in similarities else None)
+                for hit in ids for n in pairs.get(hit, [])]
+    return beside
+
+
+def test_a_turn_next_to_a_strong_hit_shares_its_score_and_says_so():
+    # 5 answers 4 ("it was amazing"): no keyword, barely alike, but next to the best hit
+    pairs = {4: [3, 5], 9: [8]}
+    found, _ = rank_hybrid(Query(unit(1.0)), [], [], vectors({4: 0.9, 9: 0.5}),
+                           {**CONFIG, "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.8}, 10,
+                           keyword_scores={4: 5.0, 9: 1.0, 7: 0.5}, fusion=SCORE,
+                           beside=beside_of(pairs, {3: 0.1, 5: 0.3, 8: 0.25}))
+    ids = [r.id for r in found]
+    assert ids[:2] == [4, 5] and set(ids) == {3, 4, 5, 7, 8, 9}
+    why = {r.id: r.why for r in found}
+    assert why[5] == "similarity 0.30 · next to a match"
+    assert why[3] == "similarity 0.10 · next to a match"
+    assert why[4] == "similarity 0.90 · keyword rank 1"  # 3 and 5 are not among the hits
+
+
+def test_rank_fusion_and_a_search_without_neighbours_add_no_context():
+    pairs = {4: [5]}
+    for fusion, beside in ((RANK, beside_of(pairs, {5: 0.3})), (SCORE, None)):
+        found, _ = rank_hybrid(Query(unit(1.0)), [], [], vectors({4: 0.9}), CONFIG, 10,
+                               keyword_scores={4: 5.0}, fusion=fusion, beside=beside)
+        assert [r.id for r in found] == [4]
+
+
+def test_conversation_search_finds_the_reply_next_to_the_turn_that_matched(app, alex):
+    from webapp.memories.search.conversations import search_turns
+    from webapp.memories.search.recall import CONTEXT_SHARE
+    from .support import ask
+    app.config["NIMBUS_MEMORY_SEARCH"] = True
+    _, conversation, _ = ask(alex, "We saw the Perseid meteor shower while camping last year.")
+    ask(alex, "Honestly I felt tiny, lying there in awe of it all.", conversation)
+    ask(alex, "Unrelated: my kettle broke this morning.")
+    results, mode = search_turns(alex, "perseid meteor shower", app.config, limit=5)
+    assert mode == "hybrid" and CONTEXT_SHARE > 0
+    assert [r["turn"] for r in results[:2]] == [0, 1]
+    assert results[1]["conversation_id"] == conversation.id
+    assert "next to a match" in results[1]["why"]

@@ -126,6 +126,22 @@ def test_conversation_search_is_hybrid_and_only_over_ones_own_turns(app, alex, s
     assert "back door" in results[0]["content"] and "too" not in results[0]["content"]
 
 
+def test_conversation_search_fuses_scores_and_memories_ranks_unless_told(app, alex, searching,
+                                                                       monkeypatch):
+    from webapp.memories.search import conversations, recall
+    seen, original = [], recall.rank_hybrid
+    spy = (lambda *args, **kwargs: seen.append(kwargs.get("fusion", "rank"))
+           or original(*args, **kwargs))
+    monkeypatch.setattr(conversations, "rank_hybrid", spy)
+    monkeypatch.setattr(recall, "rank_hybrid", spy)
+    ask(alex, "Where is my parcel?")
+    assert search_turns(alex, "parcel", app.config)[1] == "hybrid"
+    search(SessionScope.for_user(alex), "parcel", app.config)
+    searching["NIMBUS_HISTORY_FUSION"] = "rank"
+    search_turns(alex, "parcel", app.config)
+    assert seen == ["score", "rank", "rank"]
+
+
 def test_a_word_in_most_memories_is_not_scored(app, alex):
     from sqlalchemy import insert
 

@@ -108,7 +108,8 @@ DEFAULTS = {
     "NIMBUS_EMBEDDING_MODEL": "text-embedding-3-small",  # with NIMBUS_MEMORY_EMBEDDINGS=openai
     "NIMBUS_MEMORY_CANDIDATE_POOL": 600,  # rows scored per search: best keyword hits + newest
     "NIMBUS_MEMORY_MIN_SIMILARITY": 0.2,  # below it a row needs a keyword hit to be returned
-    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.8,  # hybrid: keyword share of rank fusion (bench/recall.py --tune)
+    "NIMBUS_MEMORY_KEYWORD_WEIGHT": 0.8,  # hybrid: keyword share of the fusion (bench/recall.py --tune)
+    "NIMBUS_HISTORY_FUSION": "score",  # conversation search: score (scaled scores) or rank (as memories)
     "NIMBUS_MEMORY_MODEL": None,  # the distiller's model; None: NIMBUS_MODEL
     "NIMBUS_MEMORY_PROMPT": None,  # a text file replacing the distiller's instructions
     "NIMBUS_MEMORY_DISTIL_ON_COMPRESS": True,  # distil once turns leave the history window

@@ -1,6 +1,9 @@
-"""Conversation search: the same hybrid ranking over a person's own past turns (question + answer),
-the active path's; the branches they left are searched apart and marked (branch_hits.py)."""
-from sqlalchemy import bindparam, func, select
+"""Conversation search: hybrid ranking over a person's own past turns (question + answer), the
+active path's, with scores fused and the turns next to the best hits sharing their score
+(recall.score_fused, recall.with_context; NIMBUS_HISTORY_FUSION=rank: memories' rank fusion);
+the branches they left are searched apart and marked (branch_hits.py)."""
+from sqlalchemy import bindparam, func, or_, select
+from sqlalchemy.orm import aliased
 
 from ...extensions import db
 from ...models import Conversation, Turn
@@ -10,7 +13,7 @@ from .embeddings import QueryEmbedding, embed_many
 from .keyword_tables import own_turns
 from .keywords import turn_matches
 from ..models import TurnVector
-from .recall import rank_hybrid, similarity_alone_may_place
+from .recall import SCORE, rank_hybrid, similarity_alone_may_place
 from .statements import built, read
 
 ANSWER_CHARS = 300
@@ -84,6 +87,23 @@ def newest(above: bool):
             .outerjoin(TurnVector, TurnVector.turn_id == found.c.id))
 
 
+def turns_beside():
+    """The finished turns right before and after each of the bound ids, in the same conversation
+    (uq_turn_seq finds them), with their vectors: (id, the bound turn's id, embedding, model).
+    The bound turns are the person's own, found by their search, and so are their neighbours."""
+    hit = aliased(Turn)
+    return (select(Turn.id, hit.id.label("beside"), TurnVector.embedding,
+                   TurnVector.embedding_model)
+            .join(hit, (hit.conversation_id == Turn.conversation_id)
+                  & or_(Turn.seq == hit.seq - 1, Turn.seq == hit.seq + 1))
+            .outerjoin(TurnVector, TurnVector.turn_id == Turn.id)
+            .where(hit.id.in_(bindparam("ids", expanding=True)), Turn.outcome != "pending"))
+
+
+def neighbours(ids: list[int]) -> list:
+    return read(built(("turns beside",), turns_beside), {"ids": ids}).all() if ids else []
+
+
 def shown_turns():
     """The columns a found turn is shown with (not whole turns), of the bound ids, if the bound
     person's."""
@@ -107,8 +127,9 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
     embedding = QueryEmbedding(config, query)  # computed while the candidates are found
     pool = max(config["NIMBUS_MEMORY_CANDIDATE_POOL"], 1)
     scores, matches = turn_matches(user, query, pool)
+    fusion = config.get("NIMBUS_HISTORY_FUSION") or SCORE
     recent = newest_turns(user, max(pool // 2, 1)) if similarity_alone_may_place(
-        len(scores), limit, config) else []
+        len(scores), limit, config, scores, fusion) else []
 
     def vectors(ids: list[int]):
         """Both candidate lists came with their vectors: no further query. Each turn once, by
@@ -117,7 +138,7 @@ def search_turns(user, query: str, config, limit: int = 5) -> tuple[list[dict], 
         return sorted({row[0]: row for row in [*matches, *recent] if row[0] in wanted
                        and row[1] is not None}.values(), key=lambda row: row[0])
     ranked, mode = rank_hybrid(embedding, [], [row[0] for row in recent], vectors, config, limit,
-                               keyword_scores=scores)
+                               keyword_scores=scores, fusion=fusion, beside=neighbours)
     rows = {row.id: row for row in read(built(("shown turns",), shown_turns), {
         "ids": [r.id for r in ranked], "scope_user": user.id})}
     results = []
