@@ -121,20 +121,22 @@ def sign_in(port: int, env: dict, email: str):
 
 
 def chatter(port: int, running: threading.Event, samples: list) -> None:
-    """One customer chatting: (when, first-token seconds or None, status) per send."""
+    """One customer chatting: (when, first-token seconds or None, status, seconds the POST that
+    stores the question took) per send."""
     guest, conversation = live_app.Guest(port, timeout=120), None
     try:
         guest.open()
     except Exception as error:
-        samples.append((time.monotonic(), None, type(error).__name__))
+        samples.append((time.monotonic(), None, type(error).__name__, None))
         return
     while running.is_set():
-        sent, first = time.monotonic(), None
+        sent, first, posted = time.monotonic(), None, None
         try:
             path = f"/c/{conversation}/messages" if conversation else "/messages"
             status, headers, body = guest.fetch("POST", path, form={"message": "Where is my order #1042?"})
+            posted = time.monotonic() - sent
             if status != 200:
-                samples.append((sent, None, status))
+                samples.append((sent, None, status, posted))
                 time.sleep(float(headers.get("Retry-After", 1)))
                 continue
             conversation = conversation or headers["HX-Push-Url"].rsplit("/", 1)[1]
@@ -142,9 +144,9 @@ def chatter(port: int, running: threading.Event, samples: list) -> None:
             for name, _ in guest.events(f"/c/{conversation}/turns/{seq}/stream"):
                 if name in ("token", "block") and first is None:
                     first = time.monotonic() - sent
-            samples.append((sent, first, 200))
+            samples.append((sent, first, 200, posted))
         except Exception as error:  # counted, whatever it is
-            samples.append((sent, None, type(error).__name__))
+            samples.append((sent, None, type(error).__name__, posted))
         time.sleep(1)
 
 
@@ -160,15 +162,18 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
 
 
-def window(samples: list, start: float, end: float) -> tuple[list[float], dict]:
-    firsts, failures = [], {}
-    for when, first, status in list(samples):
+def window(samples: list, start: float, end: float) -> tuple[list[float], dict, list[float]]:
+    """First-token times, failures by status, and the POSTs' own times of the sends in [start,
+    end)."""
+    firsts, failures, posts = [], {}, []
+    for when, first, status, posted in list(samples):
         if start <= when < end:
             if first is not None:
                 firsts.append(first)
+                posts.append(posted)
             else:
                 failures[status] = failures.get(status, 0) + 1
-    return firsts, failures
+    return firsts, failures, posts
 
 
 def imports(database: str) -> list[tuple]:
@@ -219,10 +224,12 @@ def main() -> None:
         uploads = [(name, *upload(customer, name, path)) for name, path in
                    (("chat.jsonl", jsonl), ("conversations.json", export))]
         uploaded = time.monotonic()
-        rss_peak_seen = rss_before[1]
+        rss_peak_seen, wal_peak = rss_before[1], 0
         while time.monotonic() - uploaded < args.limit:
             rows = imports(database)
             rss_peak_seen = max(rss_peak_seen, peak_rss_mb(worker.pid)[1])
+            if os.path.exists(database + "-wal"):
+                wal_peak = max(wal_peak, os.path.getsize(database + "-wal"))
             if rows and all(row[1] in ("done", "failed") for row in rows):
                 break
             time.sleep(0.5)
@@ -231,8 +238,8 @@ def main() -> None:
         running.clear()
         for thread in threads:
             thread.join(60)
-        quiet, quiet_failed = window(samples, quiet_start, quiet_end)
-        loaded, loaded_failed = window(samples, quiet_end, loaded_end)
+        quiet, quiet_failed, quiet_posts = window(samples, quiet_start, quiet_end)
+        loaded, loaded_failed, loaded_posts = window(samples, quiet_end, loaded_end)
         with open(os.path.join(folder, "gunicorn.log")) as log:
             text = log.read()
         killed = text.count("WORKER TIMEOUT") + text.count("was sent SIGKILL") + \
@@ -252,9 +259,12 @@ def main() -> None:
         print(f"  imports took {loaded_end - uploaded:.0f} s after their uploads (one at a time): "
               f"{all_turns / (loaded_end - uploaded):,.0f} turns/s while the chats went on")
         print(f"  quiet run : {len(quiet)} replies, first token p50 {pct(quiet, .5):.0f} ms, "
-              f"p95 {pct(quiet, .95):.0f} ms, failed {quiet_failed or 0}")
+              f"p95 {pct(quiet, .95):.0f} ms, failed {quiet_failed or 0}; the POST p50 "
+              f"{pct(quiet_posts, .5):.0f} ms, p95 {pct(quiet_posts, .95):.0f} ms")
         print(f"  importing : {len(loaded)} replies, first token p50 {pct(loaded, .5):.0f} ms, "
-              f"p95 {pct(loaded, .95):.0f} ms, failed {loaded_failed or 0}")
+              f"p95 {pct(loaded, .95):.0f} ms, failed {loaded_failed or 0}; the POST p50 "
+              f"{pct(loaded_posts, .5):.0f} ms, p95 {pct(loaded_posts, .95):.0f} ms")
+        print(f"  SQLite's write-ahead log: at most {wal_peak / 1e6:.1f} MB while importing")
         print(f"  workers killed: {killed} in gunicorn's log; web workers {pids} → {now_pids}; "
               f"Huey worker {'alive' if worker.poll() is None else 'DEAD'}")
         print(f"  Huey worker RSS: {rss_before[1]:.0f} MB before (peak so far {rss_before[0]:.0f} MB), peak {rss_after[0]:.0f} MB "

@@ -64,6 +64,7 @@ def test_an_import_goes_at_full_speed_when_nobody_is_chatting(app, alex, monkeyp
 def test_a_rest_is_a_share_of_the_batch_and_ends_when_the_replies_are_written(monkeypatch):
     clock, pending = Clock(), [True] * 3 + [False]
     monkeypatch.setattr(pacing, "time", clock)
+    monkeypatch.setattr(pacing, "checkpoint", lambda: None)
     monkeypatch.setattr(pacing, "replies_pending", lambda: pending.pop(0) if pending else False)
     pace = pacing.Pace()
     clock.now += 1.0  # a batch of one second, replies being written all along
@@ -74,6 +75,7 @@ def test_a_rest_is_a_share_of_the_batch_and_ends_when_the_replies_are_written(mo
 def test_under_any_chat_load_a_rest_is_bounded(monkeypatch):
     clock = Clock()
     monkeypatch.setattr(pacing, "time", clock)
+    monkeypatch.setattr(pacing, "checkpoint", lambda: None)
     monkeypatch.setattr(pacing, "replies_pending", lambda: True)
     pace = pacing.Pace()
     clock.now += 0.1
@@ -94,3 +96,17 @@ def test_a_reply_whose_server_is_gone_never_slows_an_import(app, alex, monkeypat
     assert not pacing.replies_pending()
     batch.import_files([("chat.jsonl", jsonl(100))], alex)
     assert len(rests) >= 5 and sum(rests) < 0.01
+
+
+def test_an_import_writes_its_own_log_back_so_a_chats_commit_never_does(app, alex, monkeypatch):
+    """SQLite copies the write-ahead log into the file inside whichever commit finds it long, and
+    a chat's commits are the most frequent: after each batch the import has copied its own."""
+    monkeypatch.setattr(batch, "WRITE_BATCH", 20)
+    copies = []
+
+    def checkpoint():
+        copies.append(real_checkpoint())
+    real_checkpoint = pacing.checkpoint
+    monkeypatch.setattr(pacing, "checkpoint", checkpoint)
+    batch.import_files([("chat.jsonl", jsonl(200))], alex)
+    assert len(copies) >= 10 and all(pages > 0 and copied == pages for pages, copied in copies)

@@ -23,10 +23,13 @@ from .memories import import_memories
 from .schema import (NEUTRAL_KEYS, ConversationExport, PlainMessage, TurnRecord, bounded_text,
                      to_utc)
 
-WRITE_BATCH = 200  # conversations written with one flush and one insert of their turns
-# Turns written in one transaction: 0.3 ms or more each on SQLite with their keyword index, so a
-# commit holds the write lock a tenth of a second or so (not seconds) and chats write between.
-TURNS_PER_COMMIT = 250
+WRITE_BATCH = 50  # conversations written with one flush and one insert of their turns
+# Turns written in one transaction: 0.3 ms or more each on SQLite with their keyword index. A
+# chat's write that arrives mid-batch waits for the whole batch (pacing.py rests only between
+# batches), so a commit holds the write lock some 20 ms, not a tenth of a second:
+# bench/import_under_load.py, chatters' first-token p95 while importing 1,170 ms at 250 turns a
+# commit, 621-1,068 ms at 60 (five runs), the imports taking 238-461 s beside the chats.
+TURNS_PER_COMMIT = 60
 HIDDEN_FOR = timedelta(minutes=30)  # a conversation written in parts is hidden this long ahead
 TITLE_CHARS = 200
 
