@@ -71,3 +71,57 @@ def test_the_sidebar_shows_the_groups_newest_first(guest):
     assert sidebar.index(">Today<") < sidebar.index("A new question") < sidebar.index(">Older<") \
         < sidebar.index("An old question")
     assert ">Yesterday<" not in sidebar
+
+
+def sidebar_part(html: str) -> str:
+    """What an answer tells the sidebar: the whole of it, one item put first, or nothing ("")."""
+    if 'id="sidebar"' in html:
+        return "whole"
+    return "first" if 'hx-swap-oob="afterbegin:#conversations-today"' in html else ""
+
+
+def send(guest, conversation_id: str, message: str) -> str:
+    guest.get(f"/c/{conversation_id}/turns/0/stream").text  # the first reply, to its end
+    return guest.post(f"/c/{conversation_id}/messages", data={"message": message}).text
+
+
+def test_a_second_conversation_today_is_put_first_under_today_not_the_whole_sidebar(guest):
+    _, first = start(guest, "Where is my order #1041?")
+    assert sidebar_part(first.text) == "whole"  # nothing listed yet: the section is drawn
+    second_id, second = start(guest, "How long does shipping take?")
+    assert sidebar_part(second.text) == "first"
+    item = second.text[second.text.index("afterbegin:#conversations-today"):]
+    assert f'id="conversation-{second_id}" class="conversation-item is-open"' in item
+    assert 'aria-current="page">How long does shipping take</a>' in item
+    assert len(second.text) < len(first.text) + 4000  # one item, not the list again
+    page = guest.get(f"/c/{second_id}").text
+    today = page[page.index('id="conversations-today"'):]
+    assert today.index(f"conversation-{second_id}") < today.index("Where is my order #1041")
+
+
+def test_chatting_on_in_the_conversation_on_top_leaves_the_sidebar_alone(guest):
+    conversation_id, _ = start(guest, "Where is my order #1041?")
+    assert sidebar_part(send(guest, conversation_id, "And order #1042?")) == ""
+
+
+def test_a_message_to_a_conversation_further_down_draws_the_sidebar_again(guest):
+    older, _ = start(guest, "Where is my order #1041?")
+    guest.get(f"/c/{older}/turns/0/stream").text
+    newer, _ = start(guest, "How long does shipping take?")
+    guest.get(f"/c/{newer}/turns/0/stream").text  # its reply, to its end
+    sent = send(guest, older, "And order #1042?")
+    assert sidebar_part(sent) == "whole"
+    sidebar = sent[sent.index('id="sidebar"'):]
+    assert sidebar.index(f"conversation-{older}") < sidebar.index(f"conversation-{newer}")
+
+
+def test_a_first_conversation_of_the_day_draws_the_sidebar_with_its_heading(guest):
+    yesterday, _ = start(guest, "Where is my order #1041?")
+    guest.get(f"/c/{yesterday}/turns/0/stream").text
+    db.session.get(Conversation, yesterday).updated_at = utcnow() - timedelta(days=1, hours=1)
+    db.session.commit()
+    today, started = start(guest, "How long does shipping take?")
+    assert sidebar_part(started.text) == "whole"
+    sidebar = started.text[started.text.index('id="sidebar"'):]
+    assert sidebar.index(">Today<") < sidebar.index(f"conversation-{today}") \
+        < sidebar.index(f"conversation-{yesterday}")

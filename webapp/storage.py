@@ -2,12 +2,13 @@
 from datetime import timedelta
 
 from sqlalchemy import case, delete, func, or_, select
+from sqlalchemy.orm.attributes import set_committed_value
 
 from .titles import short_title
 from .extensions import db
 from .llm import (compact_turn, estimate_messages, final_answer, storable_text as valid_text,
                   user_message)
-from .models import Conversation, Turn, User, utcnow
+from .models import Conversation, Turn, User, new_conversation_id, utcnow
 
 TITLE_CHARS = 60
 
@@ -78,8 +79,10 @@ def start_conversation(user: User, question: str, title: str | None = None) -> T
     """A new conversation with its first question, committed together: a refused send leaves no
     empty conversation behind."""
     conversation = new_conversation(user, title)
-    db.session.flush()  # an id for the turn; add_turn's commit is the only one
-    return add_turn(conversation, question, 0)  # nothing to look up in a conversation this new
+    conversation.id = new_conversation_id()  # the turn's, before anything is written: one INSERT each
+    turn = add_turn(conversation, question, 0)  # nothing to look up in a conversation this new
+    set_committed_value(turn, "conversation", conversation)  # held already: not read back
+    return turn
 
 
 def start_turn(conversation: Conversation, question: str) -> Turn:
@@ -108,8 +111,20 @@ def add_turn(conversation: Conversation, question: str, seq: int) -> Turn:
     if conversation.title == "New conversation":  # the terminal's and the API's chats too
         conversation.title = short_title(question)
     db.session.add(turn)
-    db.session.commit()
+    commit_keeping_rows()
     return turn
+
+
+def commit_keeping_rows() -> None:
+    """Commit without expiring what the session holds: the rows just written are as written,
+    and the page that shows them would read each back (the person, the shop, the
+    conversation, the turn) on its way to the reply."""
+    session = db.session()
+    session.expire_on_commit = False
+    try:
+        session.commit()
+    finally:
+        session.expire_on_commit = True
 
 
 def checkpoint_turn(turn: Turn, messages: list[dict]) -> None:

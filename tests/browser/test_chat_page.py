@@ -220,3 +220,22 @@ def test_the_sidebars_days_are_the_browsers_own(browser, live_server, live_app):
                    for c in context.cookies())
     finally:
         context.close()
+
+
+def test_a_second_conversation_comes_first_in_the_sidebar_without_redrawing_it(page):
+    """A send's answer puts the new conversation first under Today (one item, not the whole list)
+    and leaves the list alone while the person chats on; its menu works like the others'."""
+    page.goto("/")
+    send(page, "Where is my order #1041?", 0)
+    page.get_by_role("link", name="New conversation").click()
+    page.wait_for_url(re.compile(r"/$"))
+    send(page, "How long does shipping take?", 0)
+    today = page.locator("#conversations-today .conversation-link")
+    expect(today).to_have_text(["How long does shipping take", "Where is my order #1041"])
+    expect(page.locator(".conversation-item.is-open .conversation-link")).to_have_attribute(
+        "aria-current", "page")
+    expect(page.locator(".conversation-item.is-open")).to_have_count(1)
+    send(page, "Thanks!", 1)
+    expect(today).to_have_text(["How long does shipping take", "Where is my order #1041"])
+    choose(page, "How long does shipping take", "Rename")
+    expect(page.get_by_label("New name for “How long does shipping take”")).to_be_focused()

@@ -13,6 +13,7 @@ from datetime import timedelta
 from flask import current_app, g, redirect, request, session, url_for
 from flask_login import LoginManager, current_user, login_user
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 
 from .users import create_guest
 from ..extensions import db
@@ -46,7 +47,7 @@ def load_account(user_id: str):
     number, _, token = str(user_id).partition(":")
     if whole_number(number) is None:
         return None
-    user = db.session.get(User, whole_number(number))
+    user = db.session.get(User, whole_number(number), options=[joinedload(User.tenant)])  # one read
     # An empty token never matches: accounts upgraded from before issue11 once all had "".
     if user is None or not token or not secrets.compare_digest(user.session_token or "", token):
         return None

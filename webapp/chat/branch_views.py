@@ -28,6 +28,8 @@ def versions_at(conversation_id: str, seq: int) -> branches.Versions | None:
     if not has_request_context():
         return branches.versions(conversation_id).get(seq)
     cache = request.environ.setdefault("nimbus.turn_versions", {})
+    if conversation_id in request.environ.get("nimbus.started", ()):
+        return None  # started by this request: one turn, one version
     if conversation_id not in cache:
         cache[conversation_id] = branches.versions(conversation_id)
     return cache[conversation_id].get(seq)

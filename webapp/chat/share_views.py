@@ -5,7 +5,7 @@ memory's text and never the shop-wide ones' either; it lasts NIMBUS_SHARE_DAYS u
 """
 from datetime import timedelta
 
-from flask import abort, current_app, g, render_template
+from flask import abort, current_app, g, has_request_context, render_template, request
 from sqlalchemy import select
 
 from ..plurals import plural
@@ -26,7 +26,10 @@ def active_links(conversation) -> list[ShareLink]:
 
 @bp.app_template_global("share_links_of")
 def share_links_of(conversation) -> list[tuple[ShareLink, str]]:
-    """(link, address) of each active link: what the chat's menu lists."""
+    """(link, address) of each active link: what the chat's menu lists (none for a
+    conversation this request started: see views.started_here)."""
+    if has_request_context() and conversation.id in request.environ.get("nimbus.started", ()):
+        return []
     return [(link, share_url(link)) for link in active_links(conversation)]
 
 

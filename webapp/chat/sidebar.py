@@ -106,6 +106,38 @@ def sidebar(open_id: str | None, archived_open: bool = False) -> dict:
             "open_id": open_id}
 
 
+def first_of_recent(user: User) -> tuple[str, datetime] | None:
+    """The conversation the recent section opens with (id, last use), read from its index."""
+    recent = SECTIONS["recent"]
+    return db.session.execute(
+        select(Conversation.id, Conversation.updated_at)
+        .where(Conversation.user_id == user.id, recent.where())
+        .order_by(Conversation.updated_at.desc(), Conversation.id.desc()).limit(1)).first()
+
+
+def opens_today(first: tuple[str, datetime] | None) -> bool:
+    return first is not None and date_group(local(first[1]), local(utcnow()).date()) == "Today"
+
+
+def after_send(conversation: Conversation, first_before: tuple[str, datetime] | None,
+               title_before: str | None = None) -> dict:
+    """What a send's answer does to the sidebar (`first_before`: what the recent section opened
+    with before the send): nothing when the conversation already opened it under Today or is
+    pinned, and kept its title; a new conversation put first under Today when the section opens
+    with Today; else the whole sidebar again. Not every section's menus on every message: a
+    page of 50 is about 100 KB, which a phone would fetch and lay out again each time."""
+    titled = title_before is not None and conversation.title != title_before
+    if conversation.archived_at is None and not titled:
+        if conversation.pinned_at is not None and title_before is not None:
+            return {"sidebar_kept": True}
+        if first_before is not None and opens_today(first_before):
+            if first_before[0] == conversation.id:
+                return {"sidebar_kept": True}
+            if title_before is None:  # just started: one item, first under Today
+                return {"sidebar_first": conversation}
+    return sidebar(conversation.id)
+
+
 def recently_deleted():
     """The conversation named by /?deleted=ID, when it can still be restored (for the undo note)."""
     conversation_id = request.args.get("deleted")

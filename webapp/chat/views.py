@@ -19,7 +19,7 @@ from ..runs import (admit, close_if_abandoned, is_busy, request_stop, run_for, w
                     was_recovered)
 from .provider_state import last_failure
 from .reply_stream import reply_events
-from .sidebar import recently_deleted, sidebar
+from .sidebar import after_send, first_of_recent, recently_deleted, sidebar
 from ..titles import short_title
 from .tool_steps import steps_of
 
@@ -121,11 +121,14 @@ def start_conversation():
         return refusal(problem, 422)  # nothing stored: the box keeps the message
     if is_busy(current_app):
         return busy()
+    first_before = first_of_recent(g.user)
     turn = storage.start_conversation(g.user, question, short_title(question))
     admit(current_app, turn.id)
     conversation = turn.conversation
+    request.environ.setdefault("nimbus.started", set()).add(conversation.id)  # nothing to look up
     return htmx_response(
-        render_template("chat/_started.html", **pane(conversation), **sidebar(conversation.id)),
+        render_template("chat/_started.html", **pane(conversation, only=turn),
+                        **after_send(conversation, first_before)),
         push_url=url_for(".show_conversation", conversation_id=conversation.id))
 
 
@@ -140,6 +143,7 @@ def send_message(conversation_id):
         return refusal(problem, 422)  # nothing stored: the box keeps the message
     if is_busy(current_app):
         return busy()
+    first_before, title_before = first_of_recent(g.user), conversation.title
     turn = store_question(conversation, question)
     if turn is None:
         return refuse_while_pending(conversation)
@@ -148,7 +152,7 @@ def send_message(conversation_id):
     if last_seen is not None and last_seen < turn.seq - 1:  # this tab missed turns: show them all
         return htmx_response("", redirect=url_for(".show_conversation", conversation_id=conversation.id))
     return render_template("chat/_sent.html", conversation=conversation, turn=turn, pending=turn,
-                           **sidebar(conversation.id))
+                           **after_send(conversation, first_before, title_before))
 
 
 @bp.get("/c/<conversation_id>/turns/<int:seq>/stream")
@@ -198,11 +202,13 @@ def show_not_found(error):
                            conversation_link=request.path.startswith("/c/")), 404
 
 
-def pane(conversation, at: int | None = None) -> dict:
-    """The open conversation's newest page of turns, or the page from turn `at` on (a deep link)."""
-    if conversation is None:
-        return {"conversation": None, "turns": [], "pending": None, "has_older": False,
-                "has_newer": False}
+def pane(conversation, at: int | None = None, only=None) -> dict:
+    """The open conversation's newest page of turns, or the page from turn `at` on (a deep link);
+    `only`: its one turn, just stored, so there is nothing to read."""
+    if conversation is None or only is not None:
+        return {"conversation": conversation, "turns": [only] if only else [],
+                "pending": only if only and only.outcome == "pending" else None,
+                "has_older": False, "has_newer": False}
     if at is None:
         turns, has_older = storage.turns_page(conversation.id, limit=page_size())
         has_newer = False
