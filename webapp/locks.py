@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import delete, update
+from sqlalchemy import delete, insert, update
 from sqlalchemy.exc import IntegrityError
 
 from .extensions import db
@@ -49,15 +49,17 @@ def try_acquire(name: str, ttl: float) -> str | None:
     owner = secrets.token_hex(8)
     now = utcnow()
     db.session.rollback()  # a short transaction of its own, whatever the caller read before
-    # A lock past its lease belongs to a worker that died: clear it first.
-    db.session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
-    db.session.add(Lock(name=name, owner=owner, expires_at=now + timedelta(seconds=ttl)))
-    try:
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
-        return None
-    return owner
+    row = insert(Lock).values(name=name, owner=owner, expires_at=now + timedelta(seconds=ttl))
+    for clear_first in (False, True):  # the usual lock is free: one INSERT, on the way to a reply
+        try:
+            if clear_first:  # a lock past its lease belongs to a worker that died
+                db.session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
+            db.session.execute(row)
+            db.session.commit()
+            return owner
+        except IntegrityError:
+            db.session.rollback()
+    return None
 
 
 def acquire(name: str, wait: float = 0, ttl: float | None = None) -> Lease:

@@ -1,6 +1,5 @@
 """Answers from markdown to safe HTML: raw HTML in a reply shows as text, and nh3 keeps only harmless tags."""
 import re
-import threading
 
 import markdown
 import nh3
@@ -46,25 +45,34 @@ class LabelledCode(HtmlFormatter):
         yield from super().wrap(source)
 
 
-CONVERTERS = threading.local()  # building a converter costs more than converting an answer
+# Converters not in use, shared by every thread and greenlet: building one costs more than
+# converting an answer, and a gevent worker runs each stream in a greenlet of its own (a
+# thread-local one was built again for every reply's first words). pop() and append() are atomic.
+IDLE_CONVERTERS: list[markdown.Markdown] = []
 
 
-def converter() -> markdown.Markdown:
-    md = getattr(CONVERTERS, "markdown", None)
-    if md is None:
-        # Code blocks are highlighted here, server-side, once the answer is whole (static/css/code.css).
-        md = CONVERTERS.markdown = markdown.Markdown(
-            extensions=["fenced_code", "codehilite", "sane_lists", "tables"],
-            extension_configs={"codehilite": {"guess_lang": False, "pygments_formatter": LabelledCode}})
-        # A reply's raw HTML is shown as text, never interpreted; nh3 below is the second guard.
-        md.preprocessors.deregister("html_block")
-        md.inlinePatterns.deregister("html")
-    return md.reset()
+def new_converter() -> markdown.Markdown:
+    # Code blocks are highlighted here, server-side, once the answer is whole (static/css/code.css).
+    md = markdown.Markdown(
+        extensions=["fenced_code", "codehilite", "sane_lists", "tables"],
+        extension_configs={"codehilite": {"guess_lang": False, "pygments_formatter": LabelledCode}})
+    # A reply's raw HTML is shown as text, never interpreted; nh3 below is the second guard.
+    md.preprocessors.deregister("html_block")
+    md.inlinePatterns.deregister("html")
+    return md
 
 
 def render_markdown(text: str) -> Markup:
     """A model's markdown as sanitized HTML, code blocks included."""
-    return Markup(sanitize_html(converter().convert(text or "")))
+    try:
+        md = IDLE_CONVERTERS.pop()
+    except IndexError:
+        md = new_converter()
+    try:
+        html = md.reset().convert(text or "")
+    finally:
+        IDLE_CONVERTERS.append(md)
+    return Markup(sanitize_html(html))
 
 
 def snippet(texts, query: str, width: int = 140) -> Markup:

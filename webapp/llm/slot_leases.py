@@ -110,9 +110,12 @@ def try_take(prefix: str, size: int, owner: str, chat: bool, waiting: str,
     now = utcnow()
     until = now + timedelta(seconds=ttl)
     with db.engine.begin() as connection:
-        connection.execute(delete(Lock).where(Lock.name.like(f"{prefix}%"), Lock.expires_at < now))
-        rows = connection.execute(select(Lock.name, Lock.owner)
+        rows = connection.execute(select(Lock.name, Lock.owner, Lock.expires_at)
                                   .where(Lock.name.like(f"{prefix}%"))).all()
+        if any(expires < now for _, _, expires in rows):  # a process that died: clear its rows
+            connection.execute(delete(Lock).where(Lock.name.like(f"{prefix}%"),
+                                                  Lock.expires_at < now))
+        rows = [(name, holder) for name, holder, expires in rows if expires >= now]
         held = {name: holder for name, holder in rows if name.startswith(f"{prefix}slot:")}
         chats_waiting = any(name.startswith(f"{prefix}waiting:") and name != waiting
                             for name, _ in rows)

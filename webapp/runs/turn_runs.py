@@ -13,6 +13,7 @@ from typing import Iterator
 
 from flask import current_app
 from sqlalchemy import delete, select, update
+from sqlalchemy.orm import joinedload
 from sqlalchemy.exc import IntegrityError
 
 from .. import locks
@@ -20,7 +21,7 @@ from ..agent import FALLBACK_INTERRUPTED, AgentEvent, partial_messages, run_turn
 from ..extensions import db
 from ..local_time import RUN_ZONE
 from ..llm import assistant_message
-from ..models import StopRequest, Turn, utcnow
+from ..models import Conversation, StopRequest, Turn, utcnow
 from ..security import redis_outages
 from ..storage import finish_turn
 from .admission import RUNS_LOCK, runs_of, slots_of
@@ -143,22 +144,29 @@ class TurnRun:
 
     def write(self) -> None:
         db.session.rollback()
-        turn = db.session.get(Turn, self.turn_id)
+        # One read: the turn, its conversation with the shop and the person its request names,
+        # and a Stop pressed already (not four reads on the way to the first word).
+        turn, stop_pressed = db.session.execute(
+            select(Turn, StopRequest.turn_id).outerjoin(StopRequest, StopRequest.turn_id == Turn.id)
+            .options(joinedload(Turn.conversation).joinedload(Conversation.tenant),
+                     joinedload(Turn.conversation).joinedload(Conversation.user))
+            .where(Turn.id == self.turn_id)).first() or (None, None)
         if turn is None or turn.outcome != "pending":  # answered elsewhere meanwhile
             return
         if len(turn.messages) > 1:  # a run that died checkpointed words: keep them, close it
             close_turn(turn, turn.messages)
             return
-        if db.session.get(StopRequest, self.turn_id) is not None:
+        if stop_pressed is not None:
             self.stop()
         events = run_turn(turn, self.provider, progress=self.progress)
         try:
             for event in events:
-                if event.kind == "token" and self.checkpointed[1] == 0:
-                    self.checkpoint_now()
                 with self.changed:
                     self.events.append(event)
                     self.changed.notify_all()
+                if event.kind == "token" and self.checkpointed[1] == 0:
+                    time.sleep(0)  # its watchers send the first words on their way first
+                    self.checkpoint_now()
                 if self.stopping.is_set():
                     break
         finally:
@@ -168,8 +176,9 @@ class TurnRun:
             db.session.commit()
 
     def checkpoint_now(self) -> None:
-        """Store the step's first words before anyone sees them: a worker that dies before its
-        heartbeat's first beat still leaves them to the run that takes the turn over."""
+        """Store the step's first words as soon as its watchers have them (not before: a person
+        waits for them): a worker that dies before its heartbeat's first beat still leaves them
+        to the run that takes the turn over."""
         snapshot = self.snapshot()
         if snapshot is None:
             return
