@@ -8,7 +8,7 @@ from ..extensions import htmx
 from ..context import window_problem
 from ..runs import admit, is_busy
 from .views import (bp, busy, get_conversation_or_404, get_turn_or_404, page_size, pane,
-                    read_question, refusal)
+                    read_question, refusal, started_here)
 
 
 def init_app(app) -> None:
@@ -28,8 +28,8 @@ def versions_at(conversation_id: str, seq: int) -> branches.Versions | None:
     if not has_request_context():
         return branches.versions(conversation_id).get(seq)
     cache = request.environ.setdefault("nimbus.turn_versions", {})
-    if conversation_id in request.environ.get("nimbus.started", ()):
-        return None  # started by this request: one turn, one version
+    if started_here(conversation_id):
+        return None  # one turn, one version
     if conversation_id not in cache:
         cache[conversation_id] = branches.versions(conversation_id)
     return cache[conversation_id].get(seq)

@@ -5,7 +5,7 @@ memory's text and never the shop-wide ones' either; it lasts NIMBUS_SHARE_DAYS u
 """
 from datetime import timedelta
 
-from flask import abort, current_app, g, has_request_context, render_template, request
+from flask import abort, current_app, g, render_template
 from sqlalchemy import select
 
 from ..plurals import plural
@@ -13,7 +13,7 @@ from ..audit import record
 from ..extensions import db
 from ..models import ShareLink, utcnow
 from ..staff import link_state, share_url
-from .views import bp, get_conversation_or_404
+from .views import bp, get_conversation_or_404, started_here
 
 
 def active_links(conversation) -> list[ShareLink]:
@@ -27,8 +27,8 @@ def active_links(conversation) -> list[ShareLink]:
 @bp.app_template_global("share_links_of")
 def share_links_of(conversation) -> list[tuple[ShareLink, str]]:
     """(link, address) of each active link: what the chat's menu lists (none for a
-    conversation this request started: see views.started_here)."""
-    if has_request_context() and conversation.id in request.environ.get("nimbus.started", ()):
+    conversation this request started: views.mark_started)."""
+    if started_here(conversation.id):
         return []
     return [(link, share_url(link)) for link in active_links(conversation)]
 

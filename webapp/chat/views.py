@@ -1,8 +1,8 @@
 """The chat page: a sidebar of the guest's conversations, the open one, replies streamed over SSE."""
 from types import SimpleNamespace
 
-from flask import (Blueprint, Response, abort, current_app, g, make_response, render_template,
-                   request, stream_with_context, url_for)
+from flask import (Blueprint, Response, abort, current_app, g, has_request_context,
+                   make_response, render_template, request, stream_with_context, url_for)
 from flask_htmx import make_response as htmx_response
 from flask_wtf.csrf import CSRFError
 from sqlalchemy import inspect as sa_inspect
@@ -125,7 +125,7 @@ def start_conversation():
     turn = storage.start_conversation(g.user, question, short_title(question))
     admit(current_app, turn.id)
     conversation = turn.conversation
-    request.environ.setdefault("nimbus.started", set()).add(conversation.id)  # nothing to look up
+    mark_started(conversation.id)
     return htmx_response(
         render_template("chat/_started.html", **pane(conversation, only=turn),
                         **after_send(conversation, first_before)),
@@ -219,6 +219,16 @@ def pane(conversation, at: int | None = None, only=None) -> dict:
     pending = newest if newest is not None and newest.outcome == "pending" else None
     return {"conversation": conversation, "turns": turns, "has_older": has_older,
             "has_newer": has_newer, "pending": pending}
+
+
+def mark_started(conversation_id: str) -> None:
+    """This request started the conversation: it has no share links and no other versions yet,
+    so its page reads none (started_here)."""
+    request.environ.setdefault("nimbus.started", set()).add(conversation_id)
+
+
+def started_here(conversation_id: str) -> bool:
+    return has_request_context() and conversation_id in request.environ.get("nimbus.started", ())
 
 
 def page_size() -> int:
