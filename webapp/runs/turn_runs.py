@@ -161,12 +161,11 @@ class TurnRun:
         events = run_turn(turn, self.provider, progress=self.progress)
         try:
             for event in events:
+                if event.kind == "token" and self.checkpointed[1] == 0:
+                    self.checkpoint_now()
                 with self.changed:
                     self.events.append(event)
                     self.changed.notify_all()
-                if event.kind == "token" and self.checkpointed[1] == 0:
-                    time.sleep(0)  # its watchers send the first words on their way first
-                    self.checkpoint_now()
                 if self.stopping.is_set():
                     break
         finally:
@@ -176,9 +175,8 @@ class TurnRun:
             db.session.commit()
 
     def checkpoint_now(self) -> None:
-        """Store the step's first words as soon as its watchers have them (not before: a person
-        waits for them): a worker that dies before its heartbeat's first beat still leaves them
-        to the run that takes the turn over."""
+        """Store the step's first words before anyone sees them: a worker that dies before its
+        heartbeat's first beat still leaves them to the run that takes the turn over."""
         snapshot = self.snapshot()
         if snapshot is None:
             return
