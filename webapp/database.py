@@ -12,6 +12,7 @@ from flask_migrate import Migrate, upgrade
 from sqlalchemy import event, inspect, literal, select, table
 from sqlalchemy.engine import Engine
 
+from . import sqlite_waits
 from .extensions import db
 
 
@@ -19,8 +20,9 @@ def init_app(app: Flask) -> None:
     options = app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
     uri = app.config["SQLALCHEMY_DATABASE_URI"]
     if uri.startswith("sqlite"):
-        # Streams and workers write from several threads; wait for the lock instead of failing.
-        options.setdefault("connect_args", {"timeout": 30})
+        # Streams and workers write from several threads; wait for the lock instead of failing
+        # (under gevent, in sleeps that let the worker's other streams go on).
+        options.setdefault("connect_args", sqlite_waits.connect_args())
     if ":memory:" not in uri:
         # Runs check a connection out per statement batch, so a modest pool serves many streams.
         options.setdefault("pool_size", app.config["NIMBUS_DB_POOL_SIZE"])

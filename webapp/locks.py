@@ -44,8 +44,9 @@ def redis_client(url: str):
     return redis.Redis.from_url(url)
 
 
-def try_acquire(name: str, ttl: float) -> str | None:
-    """Take the lock if free (or its lease ran out) and return its owner token; None if held."""
+def try_acquire(name: str, ttl: float, commit: bool = True) -> str | None:
+    """Take the lock if free (or its lease ran out) and return its owner token; None if held.
+    With `commit` False the lock's row is written but left in the open transaction."""
     owner = secrets.token_hex(8)
     now = utcnow()
     db.session.rollback()  # a short transaction of its own, whatever the caller read before
@@ -55,7 +56,8 @@ def try_acquire(name: str, ttl: float) -> str | None:
             if clear_first:  # a lock past its lease belongs to a worker that died
                 db.session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
             db.session.execute(row)
-            db.session.commit()
+            if commit:
+                db.session.commit()
             return owner
         except IntegrityError:
             db.session.rollback()
@@ -159,6 +161,33 @@ def named_lock(name: str, wait: float | None = None, ttl: float | None = None):
             yield lease.owner
     finally:
         release(lease)
+
+
+@contextmanager
+def committed_under(name: str, wait: float, commit=None):
+    """Hold the lock while the block's writes are committed, for a short check-then-write (a
+    send's "none pending, so append"). A database lock's row is written and deleted inside the
+    block's own transaction: one commit, not three (a send waiting behind an import's batch
+    waited three times). `commit` commits (db.session.commit by default); a Redis lock is let go
+    after it."""
+    commit = commit or db.session.commit
+    if current_app.config.get("REDIS_URL"):
+        with named_lock(name, wait=wait):
+            yield
+            commit()
+        return
+    ttl, deadline = current_app.config["NIMBUS_LEASE_SECONDS"], time.monotonic() + wait
+    while (owner := try_acquire(name, ttl, commit=False)) is None:
+        if time.monotonic() >= deadline:
+            raise LockBusy(name)
+        time.sleep(0.05)
+    try:
+        yield
+        db.session.execute(delete(Lock).where(Lock.name == name, Lock.owner == owner))
+        commit()
+    except BaseException:
+        db.session.rollback()  # the row with the rest: the lock was never seen held
+        raise
 
 
 def conversation_lock(conversation_id: str, wait: float | None = None):

@@ -93,15 +93,16 @@ def start_turn(conversation: Conversation, question: str) -> Turn:
     return append_turn(conversation, question)
 
 
-def append_turn(conversation: Conversation, question: str) -> Turn:
-    """The question stored as the conversation's next turn, pending (the caller knows none is)."""
+def append_turn(conversation: Conversation, question: str, commit: bool = True) -> Turn:
+    """The question stored as the conversation's next turn, pending (the caller knows none is);
+    `commit` False leaves it in the caller's transaction (flushed)."""
     # Count from the table, not the loaded row: another worker may have added turns since.
     last = db.session.scalar(select(func.max(Turn.seq)).where(Turn.conversation_id == conversation.id))
-    return add_turn(conversation, question, 0 if last is None else last + 1)
+    return add_turn(conversation, question, 0 if last is None else last + 1, commit)
 
 
-def add_turn(conversation: Conversation, question: str, seq: int) -> Turn:
-    """The question stored as pending turn `seq` of the conversation, committed."""
+def add_turn(conversation: Conversation, question: str, seq: int, commit: bool = True) -> Turn:
+    """The question stored as pending turn `seq` of the conversation, committed (or flushed)."""
     messages = [user_message(question)]
     turn = Turn(conversation_id=conversation.id, seq=seq, messages=messages,
                 compact=messages, question=question, outcome="pending",
@@ -111,7 +112,10 @@ def add_turn(conversation: Conversation, question: str, seq: int) -> Turn:
     if conversation.title == "New conversation":  # the terminal's and the API's chats too
         conversation.title = short_title(question)
     db.session.add(turn)
-    commit_keeping_rows()
+    if commit:
+        commit_keeping_rows()
+    else:
+        db.session.flush()
     return turn
 
 

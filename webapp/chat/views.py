@@ -11,7 +11,7 @@ from .. import access, storage
 from ..extensions import db, htmx
 from ..agent import assistant_name_of
 from ..llm import is_offline, provider_for
-from ..locks import LockBusy, conversation_lock
+from ..locks import LockBusy, committed_under, conversation_lock_name
 from ..models import Conversation
 from ..security import ERROR_SLOTS, refusal as page_refusal, wants_json, length_problem
 from ..context import fit_tools, window_problem
@@ -266,10 +266,11 @@ def store_question(conversation, question: str):
     if pending is not None and not close_if_abandoned(pending):  # its worker may have died
         return None
     try:
-        with conversation_lock(conversation.id, wait=5):
+        with committed_under(conversation_lock_name(conversation.id), wait=5,
+                             commit=storage.commit_keeping_rows):
             if storage.pending_turn(conversation) is not None:
                 return None
-            return storage.append_turn(conversation, question)  # none pending, as just seen
+            return storage.append_turn(conversation, question, commit=False)  # none pending
     except LockBusy:
         return None
 
