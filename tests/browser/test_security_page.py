@@ -46,6 +46,9 @@ def test_the_viewer_and_its_what_if_work_under_the_policy(watched):
     expect(watched.locator("#turn-1-answer:not(.is-streaming)")).to_be_visible()
     watched.get_by_role("link", name="Viewer").click()
     expect(watched.locator(".gauge")).to_be_visible()
+    # The page is drawn before its deferred scripts run: typing then previews nothing (Preview
+    # still submits the form). A loaded page has htmx listening to the form.
+    watched.wait_for_load_state()
     watched.get_by_label("History budget (tokens)").fill("300")
     expect(watched.get_by_role("button", name="Apply to this conversation")).to_be_visible()
 
