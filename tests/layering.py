@@ -18,6 +18,7 @@ PLACES = {
     "security": "infrastructure", "tracing": "infrastructure", "audit": "infrastructure", "logs": "infrastructure",
     "jobs": "infrastructure", "storage": "infrastructure", "titles": "infrastructure",
     "pacing": "infrastructure",  # background batches rest while replies are being written
+    "sqlite_waits": "leaves",  # how a SQLite connection waits for its lock: the database's set-up
     "context": "context", "agent": "agent", "memories": "memories",
     "shop": "domain", "transfer": "domain", "accounts": "domain", "runs": "runs",
     "branches": "domain",  # a conversation's versions, swapped in and out of its turns
